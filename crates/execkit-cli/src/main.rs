@@ -1,0 +1,2 @@
+//! The execkit binary.
+fn main() {}

@@ -1,0 +1,15 @@
+//! The execkit dispatcher: one [`Toolkit`] routes tool calls to the tool runners.
+//!
+//! A call is parsed into the tool's params, resolved and clamped, run, and returned as an
+//! MCP-shaped [`ToolResult`]. The set of tools is closed: [`tools::Tool`] is one enum matched
+//! exhaustively, so a new tool does not compile until it is wired everywhere. The Toolkit owns
+//! the long-lived state (process supervisor, artifact store, job table) and shuts it down on
+//! [`Toolkit::close`].
+
+mod toolkit;
+pub mod tools;
+
+pub use execkit_output::artifact::{ArtifactId, ArtifactStore, ReadOutput, Selection};
+pub use execkit_protocol::{Content, Progress, ToolResult};
+pub use toolkit::{CallContext, Doctor, DoctorSection, ProgressFn, Toolkit, ToolkitBuilder};
+pub use tools::ToolSpec;

@@ -1,0 +1,6 @@
+//! execkit integration tests: real processes, no mocks. One binary, a module per area.
+
+mod output;
+mod process;
+mod bash;
+mod cli;
