@@ -3,4 +3,6 @@
 mod output;
 mod process;
 mod bash;
+mod support;
 mod cli;
+mod eval;

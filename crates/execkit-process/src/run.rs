@@ -2,13 +2,25 @@
 
 use std::time::{Duration, Instant};
 
+use tokio::time::{Interval, MissedTickBehavior};
 use tokio_util::sync::CancellationToken;
 
+use crate::procfs;
 use crate::spawn::{Child, ExitStatus, OutputPipe};
 use crate::tree::{KillReport, ProcessTree};
 
+/// Output is read in chunks of this size.
+const READ_BUF: usize = 64 * 1024;
+/// The observer's tick: progress at most every 100 ms (architecture §3).
+const TICK: Duration = Duration::from_millis(100);
+/// After a kill, EOF comes as soon as the killed processes' fds close; what has not arrived
+/// by then is held by an unkillable process, so waiting longer gains nothing.
+const KILLED_DRAIN_MAX: Duration = Duration::from_millis(500);
+/// `cmd` of a lingering process is cut to this many characters (O39).
+const CMD_MAX_CHARS: usize = 120;
+
 /// Receives output as it arrives, and a tick every 100 ms while the run lasts.
-pub trait RunObserver {
+pub trait RunObserver: Send {
     fn output(&mut self, chunk: &[u8]);
     fn tick(&mut self) {}
 }
@@ -58,9 +70,159 @@ pub struct RunOutcome {
     pub oom: bool,
 }
 
+/// The output side of a run: the pipe (until EOF), the buffer, the observer and its ticks.
+struct Reader<'a> {
+    pipe: Option<OutputPipe>,
+    buf: Vec<u8>,
+    observer: &'a mut dyn RunObserver,
+    ticks: Interval,
+}
+
+impl Reader<'_> {
+    /// Reads one chunk, or ticks; pending forever after EOF except for ticks.
+    async fn step(&mut self) -> bool {
+        let got_data;
+        tokio::select! {
+            read = read_some(&mut self.pipe, &mut self.buf) => {
+                match read {
+                    Some(n) if n > 0 => {
+                        self.observer.output(&self.buf[..n]);
+                        got_data = true;
+                    }
+                    _ => {
+                        self.pipe = None;
+                        got_data = false;
+                    }
+                }
+            }
+            _ = self.ticks.tick() => {
+                self.observer.tick();
+                got_data = false;
+            }
+        }
+        got_data
+    }
+
+    /// Reads until EOF, `idle` without data, or `max` in total.
+    async fn drain(&mut self, idle: Duration, max: Duration) {
+        let until = tokio::time::Instant::now() + max;
+        let mut idle_at = tokio::time::Instant::now() + idle;
+        while self.pipe.is_some() {
+            tokio::select! {
+                got = self.step() => {
+                    if got {
+                        idle_at = tokio::time::Instant::now() + idle;
+                    }
+                }
+                _ = tokio::time::sleep_until(idle_at.min(until)) => break,
+            }
+        }
+    }
+}
+
+async fn read_some(pipe: &mut Option<OutputPipe>, buf: &mut [u8]) -> Option<usize> {
+    match pipe {
+        Some(pipe) => pipe.read(buf).await.ok(),
+        None => std::future::pending().await,
+    }
+}
+
+async fn sleep_until_opt(deadline: Option<Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
 /// Runs `child` until its leader exits (then drains), the deadline passes, or `cancel` fires
 /// (then kills the tree and drains ≤ 500 ms).
-pub async fn run(child: Child, observer: &mut dyn RunObserver, limits: RunLimits) -> RunOutcome {
-    let _ = (child, observer, limits);
-    todo!()
+pub async fn run(mut child: Child, observer: &mut dyn RunObserver, limits: RunLimits) -> RunOutcome {
+    let started = Instant::now();
+    let tree = child.tree();
+    let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + TICK, TICK);
+    ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    let mut reader = Reader { pipe: child.take_output(), buf: vec![0; READ_BUF], observer, ticks };
+    let inode = reader.pipe.as_ref().map(OutputPipe::inode);
+
+    let mut status = None;
+    let end = {
+        let wait = child.wait();
+        tokio::pin!(wait);
+        loop {
+            tokio::select! {
+                result = &mut wait => {
+                    status = result.ok();
+                    break RunEnd::Exited;
+                }
+                _ = reader.step() => {}
+                _ = sleep_until_opt(limits.deadline) => break RunEnd::TimedOut,
+                _ = limits.cancel.cancelled() => break RunEnd::Cancelled,
+            }
+        }
+    };
+
+    let mut kill = None;
+    let mut memory_peak_bytes = tree.memory_peak_bytes();
+    let mut oom = tree.oom_killed();
+    if end == RunEnd::Exited {
+        reader.drain(limits.drain_idle, limits.drain_max).await;
+    } else {
+        let killing = tree.kill(limits.kill_grace);
+        tokio::pin!(killing);
+        // Keep reading while the tree gets its grace: a writer blocked on a full pipe cannot
+        // handle SIGTERM.
+        let report = loop {
+            tokio::select! {
+                report = &mut killing => break report,
+                _ = reader.step() => {}
+            }
+        };
+        kill = Some(report);
+        let reap = tokio::time::timeout(KILLED_DRAIN_MAX, child.wait());
+        tokio::pin!(reap);
+        loop {
+            tokio::select! {
+                result = &mut reap => {
+                    status = result.ok().and_then(Result::ok);
+                    break;
+                }
+                _ = reader.step() => {}
+            }
+        }
+        reader.drain(limits.drain_idle, KILLED_DRAIN_MAX).await;
+    }
+
+    let lingering: Vec<Lingering> = if end == RunEnd::Exited {
+        let leader = tree.leader_pid();
+        tree.members()
+            .into_iter()
+            .filter(|pid| *pid != leader)
+            .map(|pid| Lingering {
+                pid,
+                cmd: procfs::cmdline(pid, CMD_MAX_CHARS),
+                holds_output: inode.is_some_and(|inode| procfs::holds_pipe(pid, inode)),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    if let Some(peak) = tree.memory_peak_bytes() {
+        memory_peak_bytes = Some(peak);
+    }
+    oom = oom || tree.oom_killed();
+    if lingering.is_empty() {
+        tree.remove_leaf();
+    }
+    let output = if lingering.iter().any(|l| l.holds_output) { reader.pipe.take() } else { None };
+    RunOutcome {
+        end,
+        status,
+        wall: started.elapsed(),
+        lingering,
+        tree,
+        output,
+        kill,
+        memory_peak_bytes,
+        oom,
+    }
 }

@@ -1,17 +1,27 @@
 //! The Toolkit: configuration, runners and their long-lived state.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
-use execkit_output::artifact::ArtifactStore;
-use execkit_protocol::{Progress, ToolResult};
+use execkit_bash::{BashConfig, BashContext, BashDeps, BashExtras, BashRunner};
+use execkit_output::artifact::{ArtifactStore, StoreLimits};
+use execkit_output::clamp::Limits;
+use execkit_process::env::ScrubRules;
+use execkit_process::{Supervisor, SupervisorConfig};
+use execkit_protocol::bash::BashParams;
+use execkit_protocol::{Progress, ToolResult, parse_params};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::tools::ToolSpec;
+use crate::tools::{Tool, ToolSpec};
 
 /// Receives progress events while a call runs (at most every 100 ms).
 pub type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
+
+/// How often artifact retention runs while the Toolkit lives (O28).
+const GC_INTERVAL: Duration = Duration::from_secs(3600);
 
 /// Per-call context from the front end. Cancelling `cancel` (or dropping the call's future)
 /// kills whatever the call started.
@@ -26,6 +36,7 @@ pub struct CallContext {
 pub struct ToolkitBuilder {
     cwd: Option<PathBuf>,
     subreaper: bool,
+    vars: HashMap<String, String>,
 }
 
 impl ToolkitBuilder {
@@ -41,10 +52,101 @@ impl ToolkitBuilder {
         self
     }
 
+    /// Sets a variable as if it were in this process's environment, for this Toolkit only:
+    /// `EXECKIT_*` knobs and what children inherit (embedders and tests use it instead of
+    /// mutating the process environment).
+    pub fn var(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.vars.insert(name.into(), value.into());
+        self
+    }
+
     /// Reads the `EXECKIT_*` knobs and starts the supervisor. Must run inside a tokio runtime.
     pub fn build(self) -> Result<Toolkit, String> {
-        todo!()
+        let mut own_env: HashMap<String, String> = std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+            .collect();
+        own_env.extend(self.vars);
+        let lookup = |name: &str| own_env.get(name).cloned();
+        let mut notes = Vec::new();
+        let limits = Limits::from_lookup(&lookup, &mut notes).map_err(|e| e.to_string())?;
+        let cwd = match self.cwd {
+            Some(cwd) if cwd.is_absolute() => cwd,
+            Some(cwd) => std::env::current_dir().map_err(|e| e.to_string())?.join(cwd),
+            None => std::env::current_dir()
+                .map_err(|e| format!("cannot read the current directory: {e}"))?,
+        };
+        if !cwd.is_dir() {
+            return Err(format!("Working directory is not a directory: {}", cwd.display()));
+        }
+        let supervisor = Supervisor::start(SupervisorConfig {
+            kill_grace: Duration::from_millis(limits.kill_grace_ms),
+            drain_idle: Duration::from_millis(limits.drain_idle_ms),
+            drain_max: Duration::from_millis(limits.drain_max_ms),
+            subreaper: self.subreaper,
+            use_cgroup: lookup("EXECKIT_NO_CGROUP").as_deref() != Some("1"),
+            memory_max: memory_max(&lookup)?,
+        })
+        .map_err(|e| format!("failed to start the process supervisor: {e}"))?;
+        let store_limits = StoreLimits {
+            max_bytes: limits.artifact_max_bytes,
+            store_bytes: limits.artifact_store_bytes,
+            max_age_s: limits.artifact_max_age_s,
+        };
+        let artifact_dir = match lookup("EXECKIT_ARTIFACT_DIR").filter(|d| !d.is_empty()) {
+            Some(dir) => PathBuf::from(dir),
+            None => ArtifactStore::default_dir(),
+        };
+        let artifacts = ArtifactStore::open(&artifact_dir, store_limits).map_err(|e| e.to_string());
+        if let Ok(store) = &artifacts {
+            let store = store.clone();
+            tokio::spawn(async move {
+                loop {
+                    let round = store.clone();
+                    let _ = tokio::task::spawn_blocking(move || round.gc()).await;
+                    tokio::time::sleep(GC_INTERVAL).await;
+                }
+            });
+        }
+        let home = own_env.get("HOME").map(PathBuf::from);
+        let bash_config = BashConfig::from_lookup(cwd.clone(), &lookup, home.as_deref());
+        let bash = BashRunner::new(
+            bash_config,
+            BashDeps {
+                supervisor: supervisor.clone(),
+                artifacts: artifacts.clone(),
+                limits: limits.clone(),
+                scrub_rules: ScrubRules::from_lookup(&lookup),
+                own_env: own_env.clone(),
+                home,
+            },
+        );
+        Ok(Toolkit { inner: Arc::new(Inner { cwd, limits, notes, supervisor, artifacts, bash }) })
     }
+}
+
+/// `EXECKIT_MEMORY_MAX` in bytes (a plain number, or with a K/M/G suffix).
+fn memory_max(lookup: &dyn Fn(&str) -> Option<String>) -> Result<Option<u64>, String> {
+    let Some(raw) = lookup("EXECKIT_MEMORY_MAX").filter(|v| !v.trim().is_empty()) else {
+        return Ok(None);
+    };
+    let text = raw.trim();
+    let (digits, unit) = match text.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((at, _)) => text.split_at(at),
+        None => (text, ""),
+    };
+    let shift = match unit.to_ascii_uppercase().trim_end_matches("IB").trim_end_matches('B') {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        _ => return Err(format!("EXECKIT_MEMORY_MAX={raw:?} is not a size (e.g. 2G, 512M)")),
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(1 << shift))
+        .map(Some)
+        .ok_or_else(|| format!("EXECKIT_MEMORY_MAX={raw:?} is not a size (e.g. 2G, 512M)"))
 }
 
 /// One section of `execkit doctor`.
@@ -59,10 +161,19 @@ pub struct Doctor {
     pub sections: Vec<DoctorSection>,
 }
 
+struct Inner {
+    cwd: PathBuf,
+    limits: Limits,
+    notes: Vec<String>,
+    supervisor: Supervisor,
+    artifacts: Result<ArtifactStore, String>,
+    bash: BashRunner,
+}
+
 /// The dispatcher. Cheap to clone; every clone serves the same state.
 #[derive(Clone)]
 pub struct Toolkit {
-    _private: Arc<()>,
+    inner: Arc<Inner>,
 }
 
 impl Toolkit {
@@ -72,26 +183,98 @@ impl Toolkit {
 
     /// Runs one tool call. Never panics; invalid calls come back as `isError` results.
     pub async fn call(&self, name: &str, args: Value, ctx: CallContext) -> ToolResult {
-        let _ = (name, args, ctx);
-        todo!()
+        let Some(tool) = Tool::from_name(name) else {
+            let known: Vec<&str> = Tool::ALL.iter().map(|t| t.name()).collect();
+            return ToolResult::error(format!(
+                "Unknown tool \"{name}\"; available tools: {}",
+                known.join(", ")
+            ));
+        };
+        // Dropping this future mid-call cancels what it started.
+        let guard = ctx.cancel.clone().drop_guard();
+        let result = match tool {
+            Tool::Bash => match parse_params::<BashParams>(args) {
+                Ok(params) => {
+                    let bash_ctx = BashContext { progress: ctx.progress, cancel: ctx.cancel };
+                    self.inner.bash.call(params, BashExtras::default(), bash_ctx).await
+                }
+                Err(err) => ToolResult::error(err.to_string()),
+            },
+        };
+        guard.disarm();
+        result
+    }
+
+    /// Library callers' bash with stdin bytes and unscrubbed extra env (B42).
+    pub async fn bash_with(
+        &self,
+        params: BashParams,
+        extras: BashExtras,
+        ctx: CallContext,
+    ) -> ToolResult {
+        let guard = ctx.cancel.clone().drop_guard();
+        let bash_ctx = BashContext { progress: ctx.progress, cancel: ctx.cancel };
+        let result = self.inner.bash.call(params, extras, bash_ctx).await;
+        guard.disarm();
+        result
     }
 
     /// The tool list with JSON schemas.
     pub fn tools(&self) -> Vec<ToolSpec> {
-        todo!()
+        Tool::ALL.iter().map(|t| t.spec()).collect()
     }
 
     /// The artifact store, or why artifacts are off.
     pub fn artifacts(&self) -> Result<&ArtifactStore, &str> {
-        todo!()
+        self.inner.artifacts.as_ref().map_err(String::as_str)
+    }
+
+    pub fn cwd(&self) -> &std::path::Path {
+        &self.inner.cwd
     }
 
     pub fn doctor(&self) -> Doctor {
-        todo!()
+        let inner = &self.inner;
+        let mut sections = vec![DoctorSection {
+            title: "execkit".to_string(),
+            lines: vec![
+                format!("version: {}", env!("CARGO_PKG_VERSION")),
+                format!("working directory: {}", inner.cwd.display()),
+            ],
+        }];
+        let containment = match inner.supervisor.containment() {
+            execkit_process::Containment::Cgroup { root } => {
+                format!("containment: cgroup v2 ({})", root.display())
+            }
+            execkit_process::Containment::ProcessGroup { reason } => format!(
+                "containment: process group ({reason}); to enable cgroups run under \
+                 `systemd-run --user --scope -p Delegate=yes execkit mcp`"
+            ),
+        };
+        sections.push(DoctorSection {
+            title: "processes".to_string(),
+            lines: vec![
+                containment,
+                format!("run directory: {}", inner.supervisor.run_dir().display()),
+                format!("kill grace: {} ms", inner.limits.kill_grace_ms),
+            ],
+        });
+        sections.push(DoctorSection {
+            title: "artifacts".to_string(),
+            lines: vec![match &inner.artifacts {
+                Ok(store) => format!("directory: {}", store.dir().display()),
+                Err(reason) => format!("off: {reason}"),
+            }],
+        });
+        sections.push(DoctorSection { title: "bash".to_string(), lines: inner.bash.doctor_lines() });
+        if !inner.notes.is_empty() {
+            sections.push(DoctorSection { title: "settings".to_string(), lines: inner.notes.clone() });
+        }
+        Doctor { sections }
     }
 
-    /// Kills every live process tree and job; returns within kill grace + 1 s.
+    /// Kills every live process tree; returns within kill grace + 1 s.
     pub async fn close(&self) {
-        todo!()
+        self.inner.supervisor.close().await;
     }
 }

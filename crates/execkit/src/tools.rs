@@ -1,5 +1,7 @@
 //! The closed set of tools and their published schemas.
 
+use execkit_protocol::bash::BashParams;
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -7,22 +9,57 @@ use serde_json::Value;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tool {
     Bash,
-    Job,
 }
 
 impl Tool {
-    pub const ALL: [Tool; 2] = [Tool::Bash, Tool::Job];
+    pub const ALL: [Tool; 1] = [Tool::Bash];
 
     pub fn name(self) -> &'static str {
         match self {
             Tool::Bash => "bash",
-            Tool::Job => "job",
         }
     }
 
     pub fn from_name(name: &str) -> Option<Tool> {
         Tool::ALL.into_iter().find(|t| t.name() == name)
     }
+
+    fn description(self) -> &'static str {
+        match self {
+            Tool::Bash => BASH_DESCRIPTION,
+        }
+    }
+
+    fn schema(self) -> Value {
+        match self {
+            Tool::Bash => schema_of::<BashParams>(),
+        }
+    }
+
+    pub fn spec(self) -> ToolSpec {
+        ToolSpec {
+            name: self.name().to_string(),
+            description: self.description().to_string(),
+            input_schema: self.schema(),
+        }
+    }
+}
+
+const BASH_DESCRIPTION: &str = "Run one shell command with bash and return its merged stdout \
+and stderr. Each call is a fresh `bash -c`: variables, functions and the working directory do \
+not persist, so pass `cwd` (or start with `cd dir &&`). stdin is /dev/null and there is no \
+terminal, so interactive prompts fail at once; use non-interactive flags. The whole process \
+tree is killed at the timeout (default 300 s). Long output is cut to its head and tail; the \
+full output is kept as artifact://<id>, which later commands can read directly (for example \
+`grep -n error artifact://<id>`). A non-zero exit code is an error, with its meaning when known.";
+
+fn schema_of<T: JsonSchema>() -> Value {
+    let mut schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null);
+    if let Some(object) = schema.as_object_mut() {
+        object.remove("$schema");
+        object.remove("title");
+    }
+    schema
 }
 
 /// A tool as listed to clients: name, description, JSON schema of its arguments.

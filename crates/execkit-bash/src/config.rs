@@ -1,0 +1,132 @@
+//! The bash tool's configuration, read once when the Toolkit is built.
+
+use std::path::{Path, PathBuf};
+
+use crate::rules::Rules;
+
+/// `EXECKIT_BASH_SNAPSHOT` (B17).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SnapshotMode {
+    Env,
+    Full,
+    Off,
+}
+
+impl SnapshotMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SnapshotMode::Env => "env",
+            SnapshotMode::Full => "full",
+            SnapshotMode::Off => "off",
+        }
+    }
+}
+
+/// `EXECKIT_BASH_LINGERING` (B31).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LingeringPolicy {
+    Adopt,
+    Kill,
+}
+
+#[derive(Debug, Clone)]
+pub struct BashConfig {
+    /// The Toolkit's cwd: the base every call resolves against.
+    pub base_cwd: PathBuf,
+    /// `EXECKIT_BASH`, else `bash` on PATH, else `/bin/bash`; `None` when none exists.
+    pub bash: Option<PathBuf>,
+    pub snapshot: SnapshotMode,
+    /// `EXECKIT_BASH_PREFIX`, put before every command.
+    pub prefix: Option<String>,
+    /// `EXECKIT_BASH_ENV_SCRUB` (on unless `0`).
+    pub scrub: bool,
+    pub lingering: LingeringPolicy,
+    pub(crate) rules: Rules,
+    /// Problems found while reading the configuration, for doctor.
+    pub notes: Vec<String>,
+}
+
+impl BashConfig {
+    /// Reads the `EXECKIT_BASH*` variables through `lookup`; `home` locates `~/.execkit`.
+    pub fn from_lookup(
+        base_cwd: PathBuf,
+        lookup: &dyn Fn(&str) -> Option<String>,
+        home: Option<&Path>,
+    ) -> BashConfig {
+        let mut notes = Vec::new();
+        let bash = match lookup("EXECKIT_BASH").filter(|s| !s.is_empty()) {
+            Some(path) => Some(PathBuf::from(path)),
+            None => find_on_path(lookup("PATH").as_deref().unwrap_or(""), "bash")
+                .or_else(|| Some(PathBuf::from("/bin/bash")).filter(|p| p.exists())),
+        };
+        let snapshot = match lookup("EXECKIT_BASH_SNAPSHOT").as_deref() {
+            None | Some("") | Some("env") => SnapshotMode::Env,
+            Some("full") => SnapshotMode::Full,
+            Some("off") => SnapshotMode::Off,
+            Some(other) => {
+                notes.push(format!(
+                    "EXECKIT_BASH_SNAPSHOT={other} is not one of env, full, off; using env"
+                ));
+                SnapshotMode::Env
+            }
+        };
+        let lingering = match lookup("EXECKIT_BASH_LINGERING").as_deref() {
+            None | Some("") | Some("adopt") => LingeringPolicy::Adopt,
+            Some("kill") => LingeringPolicy::Kill,
+            Some(other) => {
+                notes.push(format!(
+                    "EXECKIT_BASH_LINGERING={other} is not one of adopt, kill; using adopt"
+                ));
+                LingeringPolicy::Adopt
+            }
+        };
+        let project_rules = base_cwd.join(".execkit/bash-rules.json");
+        let user_rules = home.map(|h| h.join(".execkit/bash-rules.json"));
+        let mut files: Vec<&Path> = vec![project_rules.as_path()];
+        if let Some(user) = &user_rules {
+            files.push(user.as_path());
+        }
+        let rules = Rules::load(lookup("EXECKIT_BASH_RULES").as_deref().unwrap_or(""), &files);
+        BashConfig {
+            base_cwd,
+            bash,
+            snapshot,
+            prefix: lookup("EXECKIT_BASH_PREFIX").filter(|p| !p.trim().is_empty()),
+            scrub: lookup("EXECKIT_BASH_ENV_SCRUB").as_deref() != Some("0"),
+            lingering,
+            rules,
+            notes,
+        }
+    }
+
+    /// Lines for `execkit doctor`.
+    pub fn doctor_lines(&self) -> Vec<String> {
+        let mut lines = vec![match &self.bash {
+            Some(bash) => format!("bash: {}", bash.display()),
+            None => "bash: not found on PATH; set EXECKIT_BASH to its path".to_string(),
+        }];
+        lines.push(format!("shell snapshot: {}", self.snapshot.as_str()));
+        if let Some(prefix) = &self.prefix {
+            lines.push(format!("command prefix: {prefix}"));
+        }
+        lines.push(format!(
+            "credential scrub: {}",
+            if self.scrub { "on" } else { "off (EXECKIT_BASH_ENV_SCRUB=0)" }
+        ));
+        lines.push(format!(
+            "rules: {}",
+            if self.rules.is_empty() { "none" } else { "active" }
+        ));
+        lines.extend(self.rules.errors.iter().map(|e| format!("rule error: {e}")));
+        lines.extend(self.notes.iter().cloned());
+        lines
+    }
+}
+
+/// The first executable `name` in a PATH string.
+pub fn find_on_path(path: &str, name: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    path.split(':').filter(|d| !d.is_empty()).map(|d| Path::new(d).join(name)).find(|p| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    })
+}

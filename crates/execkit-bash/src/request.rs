@@ -1,0 +1,184 @@
+//! From raw params to a checked request (B1–B12): everything before the spawn.
+
+use std::path::{Path, PathBuf};
+
+use execkit_output::artifact::{ArtifactId, ArtifactStore};
+use execkit_output::clamp::{ResolvedTimeout, TimeoutPolicy, clamp_lines, resolve_timeout};
+use execkit_process::env::validate_caller_env;
+use execkit_protocol::ArgError;
+use execkit_protocol::bash::BashParams;
+use indexmap::IndexMap;
+
+use crate::config::BashConfig;
+use crate::cwd;
+use crate::normalize::{self, TailRewrite};
+
+/// The largest command accepted (B1).
+const MAX_COMMAND_BYTES: usize = 1 << 20;
+
+/// A call that passed every check and is ready to spawn.
+#[derive(Debug, Clone)]
+pub(crate) struct Request {
+    /// The command as the caller sent it.
+    pub original: String,
+    /// The command that runs (normalised, artifact paths substituted, prefix applied).
+    pub command: String,
+    pub cwd: PathBuf,
+    pub env: IndexMap<String, String>,
+    pub timeout: ResolvedTimeout,
+    pub head: Option<u64>,
+    pub tail: Option<u64>,
+    /// Clamp notices in O23 order.
+    pub notices: Vec<String>,
+    pub normalized: Option<TailRewrite>,
+    pub pty: bool,
+    pub run_async: bool,
+}
+
+/// Why a call stops before it runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Rejection {
+    /// An `Invalid argument …` line.
+    Invalid(String),
+    /// A cwd or artifact problem: one line, `isError`.
+    Failed(String),
+}
+
+impl From<ArgError> for Rejection {
+    fn from(err: ArgError) -> Self {
+        Rejection::Invalid(err.to_string())
+    }
+}
+
+pub(crate) fn prepare(
+    params: BashParams,
+    config: &BashConfig,
+    store: Option<&ArtifactStore>,
+    max_timeout: Option<u64>,
+    home: Option<&Path>,
+) -> Result<Request, Rejection> {
+    check_command(&params.command)?;
+    let run_async = params.run_async.unwrap_or(false);
+    let policy = if run_async { TimeoutPolicy::BASH_ASYNC } else { TimeoutPolicy::BASH };
+    let timeout = resolve_timeout(params.timeout.as_ref(), policy, max_timeout)?;
+    let mut notices: Vec<String> = timeout.notice.iter().cloned().collect();
+    let mut head = None;
+    let mut tail = None;
+    if let Some(lines) = params.head {
+        let (lines, notice) = clamp_lines("head", lines);
+        head = Some(lines);
+        notices.extend(notice);
+    }
+    if let Some(lines) = params.tail {
+        let (lines, notice) = clamp_lines("tail", lines);
+        tail = Some(lines);
+        notices.extend(notice);
+    }
+    let env = params.env.unwrap_or_default();
+    validate_caller_env(&env)?;
+
+    let mut command = params.command.clone();
+    let mut normalized = None;
+    if head.is_none() && tail.is_none() {
+        if let Some((kept, rewrite)) = normalize::strip_trailing_tail(&command) {
+            tail = Some(rewrite.tail);
+            command = kept;
+            normalized = Some(rewrite);
+        }
+    }
+    let requested_cwd = params.cwd.filter(|c| !c.is_empty());
+    let base = &config.base_cwd;
+    let mut dir = match &requested_cwd {
+        Some(requested) => cwd::resolve(base, requested, home),
+        None => base.clone(),
+    };
+    cwd::check(&dir, base).map_err(Rejection::Failed)?;
+    if requested_cwd.is_none() {
+        let (steps, rest) = normalize::strip_leading_cd(&command);
+        for step in &steps {
+            let next = cwd::resolve(&dir, &step.dir, home);
+            cwd::check(&next, &dir)
+                .map_err(|e| Rejection::Failed(format!("{e} (from \"{}\")", step.source)))?;
+            dir = next;
+        }
+        if !steps.is_empty() {
+            command = rest;
+        }
+    }
+    command = substitute_artifacts(&command, store)?;
+    if let Some(prefix) = &config.prefix {
+        command = format!("{prefix} {command}");
+    }
+    Ok(Request {
+        original: params.command,
+        command,
+        cwd: dir,
+        env,
+        timeout,
+        head,
+        tail,
+        notices,
+        normalized,
+        pty: params.pty.unwrap_or(false),
+        run_async,
+    })
+}
+
+fn check_command(command: &str) -> Result<(), Rejection> {
+    let invalid = |m: String| Rejection::Invalid(ArgError::new("command", m).to_string());
+    if command.trim().is_empty() {
+        return Err(invalid("empty".to_string()));
+    }
+    if let Some(at) = command.find('\0') {
+        return Err(invalid(format!("contains a NUL byte at offset {at}")));
+    }
+    if command.len() > MAX_COMMAND_BYTES {
+        return Err(invalid(format!(
+            "{} bytes exceeds the {MAX_COMMAND_BYTES}-byte limit; write the script to a file and \
+             run the file",
+            command.len()
+        )));
+    }
+    Ok(())
+}
+
+/// B8: shell words that are exactly `artifact://<id>` become the artifact's quoted path.
+fn substitute_artifacts(command: &str, store: Option<&ArtifactStore>) -> Result<String, Rejection> {
+    let words = normalize::artifact_words(command);
+    if words.is_empty() {
+        return Ok(command.to_string());
+    }
+    let mut out = command.to_string();
+    for word in words.iter().rev() {
+        let unknown = || {
+            Rejection::Failed(format!(
+                "Unknown artifact in command: artifact://{} (not found or expired)",
+                word.id
+            ))
+        };
+        let (id, _) = ArtifactId::parse(&word.id).map_err(|_| unknown())?;
+        let path = store.ok_or_else(unknown)?.out_path(&id).map_err(|_| unknown())?;
+        out.replace_range(word.start..word.end, &normalize::shell_quote(&path.to_string_lossy()));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_checks() {
+        let text = |c: &str| match check_command(c) {
+            Err(Rejection::Invalid(t)) => t,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(text("   "), "Invalid argument \"command\": empty");
+        assert_eq!(text("ab\0c"), "Invalid argument \"command\": contains a NUL byte at offset 2");
+        assert_eq!(
+            text(&"x".repeat(2 << 20)),
+            "Invalid argument \"command\": 2097152 bytes exceeds the 1048576-byte limit; write \
+             the script to a file and run the file"
+        );
+    }
+}

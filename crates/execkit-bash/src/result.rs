@@ -1,0 +1,332 @@
+//! Composing the result of a finished run (B32–B35, O23).
+
+use std::path::Path;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use execkit_output::artifact::ArtifactStore;
+use execkit_output::sink::{SinkSummary, TruncationReport};
+use execkit_process::run::{Lingering, RunEnd, RunOutcome};
+use execkit_process::signal_name;
+use execkit_protocol::{Content, ToolResult};
+use indexmap::IndexMap;
+use serde::Serialize;
+use serde_json::json;
+
+use crate::extras::{MAX_IMAGE_BYTES, find_image, image_notice, take_hints};
+use crate::meaning::{CommandKind, ExitMeaning, command_kind, exit_meaning, wanted_terminal};
+use crate::normalize::TailRewrite;
+use crate::request::Request;
+
+/// How many lingering processes are named before `and <n> more` (B31).
+const NAMED_LINGERING: usize = 3;
+
+#[derive(Debug, Serialize)]
+struct LingeringProcess {
+    pid: u32,
+    cmd: String,
+    holds_output: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct LingeringReport {
+    processes: Vec<LingeringProcess>,
+    action: &'static str,
+}
+
+/// `structuredContent` of a bash call (B35).
+#[derive(Debug, Serialize)]
+struct Structured<'a> {
+    exit_code: Option<i32>,
+    signal: Option<String>,
+    state: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exit_meaning: Option<ExitMeaning>,
+    wall_ms: u64,
+    timeout_s: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    requested_timeout_s: Option<f64>,
+    cwd: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    final_cwd: Option<String>,
+    pty: bool,
+    truncation: Option<TruncationReport>,
+    artifact: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    normalized: Option<&'a TailRewrite>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lingering: Option<LingeringReport>,
+    containment: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    memory_peak_bytes: Option<u64>,
+    scrubbed_env: Vec<String>,
+    snapshot: &'a str,
+    command_kind: CommandKind,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    hints: Vec<IndexMap<String, String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prefix: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    timed_out: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    cancelled: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    oom: bool,
+}
+
+/// Everything known about a run once it ended.
+pub(crate) struct Finished<'a> {
+    pub request: &'a Request,
+    pub outcome: RunOutcome,
+    pub summary: SinkSummary,
+    pub base_cwd: &'a Path,
+    pub final_cwd: Option<String>,
+    pub containment: &'a str,
+    pub scrubbed: Vec<String>,
+    pub snapshot_mode: &'a str,
+    pub snapshot_notice: Option<String>,
+    pub scrub_notice: Option<Vec<String>>,
+    pub prefix: Option<String>,
+    pub artifacts: Option<&'a ArtifactStore>,
+}
+
+impl Finished<'_> {
+    pub fn into_result(self) -> ToolResult {
+        let request = self.request;
+        let outcome = &self.outcome;
+        let summary = &self.summary;
+        let timed_out = outcome.end == RunEnd::TimedOut;
+        let cancelled = outcome.end == RunEnd::Cancelled;
+        let status = outcome.status;
+        let signal = status.and_then(|s| s.signal).filter(|_| !timed_out && !cancelled);
+        let exit_code = if timed_out || cancelled {
+            None
+        } else {
+            status.and_then(|s| s.code.or(s.signal.map(|sig| 128 + sig)))
+        };
+
+        let (body, hints) = take_hints(&summary.body);
+        let mut content = Vec::new();
+        let mut text = String::new();
+        let image = (!summary.binary).then(|| self.full_text_for_image()).flatten();
+        match &image {
+            Some(found) => text.push_str(&image_notice(found)),
+            None if body.trim().is_empty() => text.push_str("(no output)"),
+            None => text.push_str(body.strip_suffix('\n').unwrap_or(&body)),
+        }
+        let mut lines: Vec<String> = Vec::new();
+        lines.extend(summary.footer.clone());
+        lines.extend(request.notices.iter().cloned());
+
+        let mut meaning = None;
+        let outcome_line = if timed_out {
+            Some(format!(
+                "[Command timed out after {} seconds]",
+                request.timeout.secs.unwrap_or_default()
+            ))
+        } else if cancelled {
+            Some("[Command cancelled]".to_string())
+        } else if outcome.oom {
+            let peak = outcome.memory_peak_bytes.map(execkit_output::format::size);
+            Some(format!(
+                "Command was killed by the kernel OOM killer (memory peak {})",
+                peak.unwrap_or_else(|| "unknown".to_string())
+            ))
+        } else if let Some(sig) = signal {
+            Some(format!("Command was killed by signal {sig} ({})", signal_name(sig)))
+        } else {
+            match exit_code {
+                Some(0) => None,
+                Some(code) => {
+                    meaning = exit_meaning(&request.command, code);
+                    Some(match &meaning {
+                        Some((_, m)) => format!("Command exited with code {code} ({m})"),
+                        None => format!("Command exited with code {code}"),
+                    })
+                }
+                None => Some("Command ended without an exit status".to_string()),
+            }
+        };
+        let failed = outcome_line.is_some();
+
+        if let (Some(rewrite), true) = (&request.normalized, failed) {
+            lines.push(format!(
+                "[\"{}\" was applied by execkit, so the exit code is that of the command before it]",
+                rewrite.removed
+            ));
+        }
+        let final_cwd = self.final_cwd.clone().filter(|f| Path::new(f) != request.cwd);
+        if let Some(final_cwd) = &final_cwd {
+            lines.push(format!(
+                "[Working directory changed to {final_cwd}; it is not kept: the next call starts \
+                 in {} unless you pass \"cwd\"]",
+                self.base_cwd.display()
+            ));
+        }
+        if failed && !timed_out && !cancelled && wanted_terminal(&summary.body) {
+            lines.push(
+                "[The command wanted an interactive terminal; stdin is /dev/null here. Pipe the \
+                 input in, use a non-interactive flag, or rerun with \"pty\": true to see the prompt]"
+                    .to_string(),
+            );
+        }
+        let lingering = lingering_report(&outcome.lingering);
+        if let Some(line) = lingering_line(&outcome.lingering) {
+            lines.push(line);
+        }
+        if request.pty {
+            lines.push(
+                "[pty unavailable (terminal mode is not supported by this build); ran without a \
+                 terminal]"
+                    .to_string(),
+            );
+        }
+        if let Some(reason) = &self.snapshot_notice {
+            lines.push(format!(
+                "[Shell startup files not applied ({reason}); running with the inherited environment]"
+            ));
+        }
+        if let Some(names) = &self.scrub_notice {
+            lines.push(format!(
+                "[Removed {} credential-like environment variables: {} (set EXECKIT_ENV_KEEP to \
+                 pass them through)]",
+                names.len(),
+                names.join(", ")
+            ));
+        }
+        lines.extend(outcome_line);
+        for line in lines {
+            text.push('\n');
+            text.push_str(&line);
+        }
+        content.push(Content::text(text));
+        if let Some(found) = image {
+            content.push(Content::Image {
+                data: STANDARD.encode(&found.bytes),
+                mime_type: found.mime.to_string(),
+            });
+        }
+
+        let state = if timed_out {
+            "timed_out"
+        } else if cancelled {
+            "cancelled"
+        } else if signal.is_some() || outcome.oom {
+            "killed"
+        } else {
+            "exited"
+        };
+        let structured = Structured {
+            exit_code,
+            signal: signal.map(signal_name),
+            state,
+            exit_meaning: meaning.map(|m| m.0),
+            wall_ms: outcome.wall.as_millis() as u64,
+            timeout_s: request.timeout.secs,
+            requested_timeout_s: request.timeout.requested,
+            cwd: request.cwd.display().to_string(),
+            final_cwd,
+            pty: false,
+            truncation: summary.truncation.clone(),
+            artifact: summary.artifact.as_ref().map(|a| a.uri()),
+            normalized: request.normalized.as_ref(),
+            lingering,
+            containment: self.containment,
+            memory_peak_bytes: outcome.memory_peak_bytes,
+            scrubbed_env: self.scrubbed.clone(),
+            snapshot: self.snapshot_mode,
+            command_kind: command_kind(&request.original),
+            hints,
+            prefix: self.prefix.clone(),
+            timed_out,
+            cancelled,
+            oom: outcome.oom,
+        };
+        ToolResult {
+            content,
+            structured_content: serde_json::to_value(&structured).ok(),
+            is_error: failed,
+        }
+    }
+
+    /// The whole output when it may be one image: from the window when nothing was cut, else
+    /// from the artifact while it is small enough.
+    fn full_text_for_image(&self) -> Option<crate::extras::FoundImage> {
+        let summary = &self.summary;
+        let head = summary.body.trim_start();
+        let plausible = head.starts_with("data:image/")
+            || head.starts_with("iVBOR")
+            || head.starts_with("/9j/")
+            || head.starts_with("R0lGOD")
+            || head.starts_with("UklGR");
+        if !plausible {
+            return None;
+        }
+        if summary.truncation.is_none() {
+            return find_image(&summary.body);
+        }
+        if summary.totals.total_bytes as usize > MAX_IMAGE_BYTES / 3 * 4 + 1024 {
+            return None;
+        }
+        let path = self.artifacts?.out_path(summary.artifact.as_ref()?).ok()?;
+        let text = std::fs::read_to_string(path).ok()?;
+        find_image(&text)
+    }
+}
+
+fn lingering_report(procs: &[Lingering]) -> Option<LingeringReport> {
+    (!procs.is_empty()).then(|| LingeringReport {
+        processes: procs
+            .iter()
+            .map(|p| LingeringProcess { pid: p.pid, cmd: p.cmd.clone(), holds_output: p.holds_output })
+            .collect(),
+        action: "killed",
+    })
+}
+
+/// B31's text for processes stopped after the command exited.
+fn lingering_line(procs: &[Lingering]) -> Option<String> {
+    if procs.is_empty() {
+        return None;
+    }
+    let count = if procs.len() == 1 {
+        "1 process is".to_string()
+    } else {
+        format!("{} processes are", procs.len())
+    };
+    let named: Vec<String> = procs
+        .iter()
+        .take(NAMED_LINGERING)
+        .map(|p| {
+            let holds = if p.holds_output { " (holds the output pipe)" } else { "" };
+            format!("pid {} \"{}\"{holds}", p.pid, p.cmd)
+        })
+        .collect();
+    let mut list = named.join(", ");
+    if procs.len() > NAMED_LINGERING {
+        list.push_str(&format!(" and {} more", procs.len() - NAMED_LINGERING));
+    }
+    let it = if procs.len() == 1 { "it" } else { "them" };
+    Some(format!(
+        "[{count} still running after the command exited: {list}. Stopped {it} (TERM, then KILL \
+         after 2 s).]"
+    ))
+}
+
+/// A call blocked by a rule (B12).
+pub(crate) fn blocked_result(rule_id: &str, text: String) -> ToolResult {
+    ToolResult {
+        content: vec![Content::text(text)],
+        structured_content: Some(json!({"state": "blocked", "blocked_by": rule_id})),
+        is_error: true,
+    }
+}
+
+/// `Failed to start bash: <os error>` (B33).
+pub(crate) fn start_failed_result(text: &str) -> ToolResult {
+    ToolResult {
+        content: vec![Content::text(text)],
+        structured_content: Some(json!({"state": "start_failed", "exit_code": null})),
+        is_error: true,
+    }
+}
