@@ -6,3 +6,4 @@ mod bash;
 mod support;
 mod cli;
 mod eval;
+mod job;

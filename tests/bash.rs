@@ -96,7 +96,7 @@ async fn invalid_arguments_run_nothing() {
     assert!(out.text().contains("exceeds the 1048576-byte limit"), "{}", out.text());
     let out = kit.call("nope", json!({})).await;
     assert!(out.is_error);
-    assert_eq!(out.text(), "Unknown tool \"nope\"; available tools: bash");
+    assert_eq!(out.text(), "Unknown tool \"nope\"; available tools: bash, job");
 }
 
 #[tokio::test]
@@ -154,15 +154,16 @@ async fn term_ignoring_command_is_killed_after_the_grace() {
 }
 
 #[tokio::test]
-async fn background_child_holding_stdout_does_not_hang() {
-    let kit = Kit::new();
+async fn lingering_processes_are_killed_when_asked() {
+    let kit = Kit::with_vars(&[("EXECKIT_BASH_LINGERING", "kill")]);
     let started = Instant::now();
     let out = kit.bash(json!({"command": "sleep 1000.4242 & echo hi"})).await;
     assert!(started.elapsed() < Duration::from_secs(3), "took {:?}", started.elapsed());
     let text = out.text();
     assert!(text.starts_with("hi\n[1 process is still running after the command exited: pid "), "{text}");
-    assert!(text.contains("(holds the output pipe)"), "{text}");
+    assert!(text.ends_with("(holds the output pipe). Stopped it (TERM, then KILL after 2 s).]"), "{text}");
     let lingering = out.field("lingering");
+    assert_eq!(lingering["action"], json!("killed"));
     assert_eq!(lingering["processes"][0]["holds_output"], json!(true));
     let pid = lingering["processes"][0]["pid"].as_u64().unwrap() as u32;
     assert!(gone_within(pid, 5).await, "lingering pid {pid} was not stopped");

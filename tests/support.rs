@@ -108,7 +108,7 @@ pub async fn gone_within(pid: u32, secs: u64) -> bool {
     !alive(pid)
 }
 
-/// Pids of processes whose command line contains `marker`.
+/// Pids of live processes whose command line starts with `marker`.
 pub fn pids_with(marker: &str) -> Vec<u32> {
     let mut out = Vec::new();
     let Ok(entries) = std::fs::read_dir("/proc") else { return out };
@@ -116,7 +116,7 @@ pub fn pids_with(marker: &str) -> Vec<u32> {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
         let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else { continue };
         let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        if cmdline.contains(marker) && alive(pid) {
+        if cmdline.starts_with(marker) && alive(pid) {
             out.push(pid);
         }
     }

@@ -12,6 +12,8 @@
 mod config;
 mod cwd;
 mod extras;
+mod jobs;
+mod launch;
 mod lexer;
 mod meaning;
 mod normalize;
@@ -23,5 +25,4 @@ mod runner;
 mod snapshot;
 
 pub use config::{BashConfig, LingeringPolicy, SnapshotMode, find_on_path};
-pub use progress::ProgressFn;
 pub use runner::{BashContext, BashDeps, BashExtras, BashRunner};

@@ -1,14 +1,10 @@
 //! The run observer: feeds the sink and sends progress events (B36).
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use execkit_output::sink::OutputSink;
 use execkit_process::run::RunObserver;
-use execkit_protocol::Progress;
-
-/// Receives progress events.
-pub type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
+use execkit_protocol::{Progress, ProgressFn};
 
 /// Events go out at most this often, and only when the output grew.
 const MIN_INTERVAL: Duration = Duration::from_millis(100);

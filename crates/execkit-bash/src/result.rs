@@ -32,6 +32,8 @@ struct LingeringProcess {
 struct LingeringReport {
     processes: Vec<LingeringProcess>,
     action: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    job_id: Option<String>,
 }
 
 /// `structuredContent` of a bash call (B35).
@@ -74,6 +76,25 @@ struct Structured<'a> {
     oom: bool,
 }
 
+/// What happened to processes still running after the command exited (B31).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum LingeringAction {
+    None,
+    Killed,
+    Adopted(String),
+}
+
+/// The text of a finished sink alone: body (or `(no output)`) and footer.
+pub(crate) fn summary_text(summary: &SinkSummary) -> String {
+    let body = summary.body.strip_suffix('\n').unwrap_or(&summary.body);
+    let mut text = if body.trim().is_empty() { "(no output)".to_string() } else { body.to_string() };
+    if let Some(footer) = &summary.footer {
+        text.push('\n');
+        text.push_str(footer);
+    }
+    text
+}
+
 /// Everything known about a run once it ended.
 pub(crate) struct Finished<'a> {
     pub request: &'a Request,
@@ -88,6 +109,7 @@ pub(crate) struct Finished<'a> {
     pub scrub_notice: Option<Vec<String>>,
     pub prefix: Option<String>,
     pub artifacts: Option<&'a ArtifactStore>,
+    pub lingering: LingeringAction,
 }
 
 impl Finished<'_> {
@@ -170,8 +192,8 @@ impl Finished<'_> {
                     .to_string(),
             );
         }
-        let lingering = lingering_report(&outcome.lingering);
-        if let Some(line) = lingering_line(&outcome.lingering) {
+        let lingering = lingering_report(&outcome.lingering, &self.lingering);
+        if let Some(line) = lingering_line(&outcome.lingering, &self.lingering) {
             lines.push(line);
         }
         if request.pty {
@@ -274,19 +296,25 @@ impl Finished<'_> {
     }
 }
 
-fn lingering_report(procs: &[Lingering]) -> Option<LingeringReport> {
-    (!procs.is_empty()).then(|| LingeringReport {
+fn lingering_report(procs: &[Lingering], action: &LingeringAction) -> Option<LingeringReport> {
+    let (action, job_id) = match action {
+        LingeringAction::None => return None,
+        LingeringAction::Killed => ("killed", None),
+        LingeringAction::Adopted(id) => ("adopted", Some(id.clone())),
+    };
+    Some(LingeringReport {
         processes: procs
             .iter()
             .map(|p| LingeringProcess { pid: p.pid, cmd: p.cmd.clone(), holds_output: p.holds_output })
             .collect(),
-        action: "killed",
+        action,
+        job_id,
     })
 }
 
 /// B31's text for processes stopped after the command exited.
-fn lingering_line(procs: &[Lingering]) -> Option<String> {
-    if procs.is_empty() {
+fn lingering_line(procs: &[Lingering], action: &LingeringAction) -> Option<String> {
+    if procs.is_empty() || *action == LingeringAction::None {
         return None;
     }
     let count = if procs.len() == 1 {
@@ -307,10 +335,13 @@ fn lingering_line(procs: &[Lingering]) -> Option<String> {
         list.push_str(&format!(" and {} more", procs.len() - NAMED_LINGERING));
     }
     let it = if procs.len() == 1 { "it" } else { "them" };
-    Some(format!(
-        "[{count} still running after the command exited: {list}. Stopped {it} (TERM, then KILL \
-         after 2 s).]"
-    ))
+    let what = match action {
+        LingeringAction::Adopted(id) => format!(
+            "Adopted as background job {id}; stop {it} with job {{\"cancel\": [\"{id}\"]}}"
+        ),
+        _ => format!("Stopped {it} (TERM, then KILL after 2 s)."),
+    };
+    Some(format!("[{count} still running after the command exited: {list}. {what}]"))
 }
 
 /// A call blocked by a rule (B12).

@@ -8,10 +8,11 @@
 
 pub mod args;
 pub mod bash;
+pub mod eval;
 pub mod job;
 pub mod progress;
 pub mod result;
 
 pub use args::{ArgError, parse_params};
-pub use progress::Progress;
+pub use progress::{Progress, ProgressFn};
 pub use result::{Content, ToolResult};

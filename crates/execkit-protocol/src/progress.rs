@@ -18,3 +18,6 @@ pub struct Progress {
     /// The growing tail of output (at most 40 lines / 4 KiB).
     pub tail: String,
 }
+
+/// Receives progress events while a call runs.
+pub type ProgressFn = std::sync::Arc<dyn Fn(Progress) + Send + Sync>;

@@ -12,5 +12,6 @@ pub mod tools;
 pub use execkit_output::artifact::{ArtifactId, ArtifactStore, ReadOutput, Selection};
 pub use execkit_protocol::{Content, Progress, ToolResult};
 pub use execkit_bash::BashExtras;
-pub use toolkit::{CallContext, Doctor, DoctorSection, ProgressFn, Toolkit, ToolkitBuilder};
+pub use execkit_protocol::ProgressFn;
+pub use toolkit::{CallContext, Doctor, DoctorSection, Toolkit, ToolkitBuilder};
 pub use tools::ToolSpec;

@@ -6,19 +6,19 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use execkit_bash::{BashConfig, BashContext, BashDeps, BashExtras, BashRunner};
+use execkit_jobs::{JobConfig, JobTable};
 use execkit_output::artifact::{ArtifactStore, StoreLimits};
 use execkit_output::clamp::Limits;
 use execkit_process::env::ScrubRules;
 use execkit_process::{Supervisor, SupervisorConfig};
 use execkit_protocol::bash::BashParams;
-use execkit_protocol::{Progress, ToolResult, parse_params};
+use execkit_protocol::job::JobParams;
+use execkit_protocol::{ProgressFn, ToolResult, parse_params};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::tools::{Tool, ToolSpec};
 
-/// Receives progress events while a call runs (at most every 100 ms).
-pub type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
 
 /// How often artifact retention runs while the Toolkit lives (O28).
 const GC_INTERVAL: Duration = Duration::from_secs(3600);
@@ -108,6 +108,10 @@ impl ToolkitBuilder {
             });
         }
         let home = own_env.get("HOME").map(PathBuf::from);
+        let jobs = JobTable::new(
+            JobConfig::from_lookup(&lookup, &mut notes, Duration::from_millis(limits.kill_grace_ms))
+                .map_err(|e| e.to_string())?,
+        );
         let bash_config = BashConfig::from_lookup(cwd.clone(), &lookup, home.as_deref());
         let bash = BashRunner::new(
             bash_config,
@@ -118,9 +122,21 @@ impl ToolkitBuilder {
                 scrub_rules: ScrubRules::from_lookup(&lookup),
                 own_env: own_env.clone(),
                 home,
+                jobs: jobs.clone(),
             },
         );
-        Ok(Toolkit { inner: Arc::new(Inner { cwd, limits, notes, supervisor, artifacts, bash }) })
+        Ok(Toolkit {
+            inner: Arc::new(Inner {
+                cwd,
+                limits,
+                notes,
+                supervisor,
+                artifacts,
+                bash,
+                jobs,
+                shutdown: CancellationToken::new(),
+            }),
+        })
     }
 }
 
@@ -168,6 +184,9 @@ struct Inner {
     supervisor: Supervisor,
     artifacts: Result<ArtifactStore, String>,
     bash: BashRunner,
+    jobs: JobTable,
+    /// Cancelled by `close()`: every call in flight ends as cancelled.
+    shutdown: CancellationToken,
 }
 
 /// The dispatcher. Cheap to clone; every clone serves the same state.
@@ -190,9 +209,10 @@ impl Toolkit {
                 known.join(", ")
             ));
         };
+        let ctx = self.link_to_shutdown(ctx);
         // Dropping this future mid-call cancels what it started.
         let guard = ctx.cancel.clone().drop_guard();
-        let result = match tool {
+        let mut result = match tool {
             Tool::Bash => match parse_params::<BashParams>(args) {
                 Ok(params) => {
                     let bash_ctx = BashContext { progress: ctx.progress, cancel: ctx.cancel };
@@ -200,9 +220,49 @@ impl Toolkit {
                 }
                 Err(err) => ToolResult::error(err.to_string()),
             },
+            Tool::Job => match parse_params::<JobParams>(args) {
+                Ok(params) => self.inner.jobs.call(params, ctx.progress, ctx.cancel).await,
+                Err(err) => ToolResult::error(err.to_string()),
+            },
         };
         guard.disarm();
+        if tool != Tool::Job {
+            self.announce_finished_jobs(&mut result);
+        }
         result
+    }
+
+    /// A context whose token fires when the caller cancels or the Toolkit closes.
+    fn link_to_shutdown(&self, ctx: CallContext) -> CallContext {
+        let linked = self.inner.shutdown.child_token();
+        let caller = ctx.cancel;
+        let watcher = linked.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = caller.cancelled() => watcher.cancel(),
+                _ = watcher.cancelled() => {}
+            }
+        });
+        CallContext { progress: ctx.progress, cancel: linked }
+    }
+
+    /// J9: one line per finished job that nothing has reported yet, after the result's text.
+    fn announce_finished_jobs(&self, result: &mut ToolResult) {
+        let lines = self.inner.jobs.take_announcements();
+        if lines.is_empty() {
+            return;
+        }
+        let text = lines.join("\n");
+        match result.content.iter_mut().find_map(|c| match c {
+            execkit_protocol::Content::Text { text } => Some(text),
+            _ => None,
+        }) {
+            Some(existing) => {
+                existing.push('\n');
+                existing.push_str(&text);
+            }
+            None => result.content.insert(0, execkit_protocol::Content::text(text)),
+        }
     }
 
     /// Library callers' bash with stdin bytes and unscrubbed extra env (B42).
@@ -212,10 +272,12 @@ impl Toolkit {
         extras: BashExtras,
         ctx: CallContext,
     ) -> ToolResult {
+        let ctx = self.link_to_shutdown(ctx);
         let guard = ctx.cancel.clone().drop_guard();
         let bash_ctx = BashContext { progress: ctx.progress, cancel: ctx.cancel };
-        let result = self.inner.bash.call(params, extras, bash_ctx).await;
+        let mut result = self.inner.bash.call(params, extras, bash_ctx).await;
         guard.disarm();
+        self.announce_finished_jobs(&mut result);
         result
     }
 
@@ -273,8 +335,9 @@ impl Toolkit {
         Doctor { sections }
     }
 
-    /// Kills every live process tree; returns within kill grace + 1 s.
+    /// Kills every job and live process tree; returns within kill grace + 1 s.
     pub async fn close(&self) {
-        self.inner.supervisor.close().await;
+        self.inner.shutdown.cancel();
+        tokio::join!(self.inner.jobs.close(), self.inner.supervisor.close());
     }
 }

@@ -1,6 +1,7 @@
 //! The closed set of tools and their published schemas.
 
 use execkit_protocol::bash::BashParams;
+use execkit_protocol::job::JobParams;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
@@ -9,14 +10,16 @@ use serde_json::Value;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tool {
     Bash,
+    Job,
 }
 
 impl Tool {
-    pub const ALL: [Tool; 1] = [Tool::Bash];
+    pub const ALL: [Tool; 2] = [Tool::Bash, Tool::Job];
 
     pub fn name(self) -> &'static str {
         match self {
             Tool::Bash => "bash",
+            Tool::Job => "job",
         }
     }
 
@@ -27,12 +30,14 @@ impl Tool {
     fn description(self) -> &'static str {
         match self {
             Tool::Bash => BASH_DESCRIPTION,
+            Tool::Job => JOB_DESCRIPTION,
         }
     }
 
     fn schema(self) -> Value {
         match self {
             Tool::Bash => schema_of::<BashParams>(),
+            Tool::Job => schema_of::<JobParams>(),
         }
     }
 
@@ -51,7 +56,13 @@ not persist, so pass `cwd` (or start with `cd dir &&`). stdin is /dev/null and t
 terminal, so interactive prompts fail at once; use non-interactive flags. The whole process \
 tree is killed at the timeout (default 300 s). Long output is cut to its head and tail; the \
 full output is kept as artifact://<id>, which later commands can read directly (for example \
-`grep -n error artifact://<id>`). A non-zero exit code is an error, with its meaning when known.";
+`grep -n error artifact://<id>`). A non-zero exit code is an error, with its meaning when known. \
+Use `async: true` for servers, watchers and long builds, then the job tool.";
+
+const JOB_DESCRIPTION: &str = "Watch background jobs started with bash `async: true` (or \
+processes a command left running). `poll` waits until one of the given jobs (or any running \
+job) finishes, up to 30 s, and shows finished results and the tail of running ones; `cancel` \
+stops jobs and their whole process tree; `list` shows every job at once.";
 
 fn schema_of<T: JsonSchema>() -> Value {
     let mut schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null);

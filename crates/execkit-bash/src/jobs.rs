@@ -1,0 +1,230 @@
+//! Background work of the bash tool: `async` jobs (J1–J6) and adopted processes (B31).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use execkit_jobs::{JobEnd, JobSlot, JobStart, JobState};
+use execkit_output::sink::{OutputSink, SinkConfig};
+use execkit_process::run::RunOutcome;
+use execkit_process::{OutputPipe, ProcessTree};
+use execkit_protocol::{Content, ToolResult};
+use serde_json::json;
+
+use crate::config::LingeringPolicy;
+use crate::progress::Observer;
+use crate::request::Request;
+use crate::result::{LingeringAction, summary_text};
+use crate::runner::{BashExtras, BashRunner};
+
+/// Labels are the command's first line, cut at this many characters (J1).
+const LABEL_CHARS: usize = 80;
+/// How often an adopted job checks whether its processes are gone.
+const ADOPTED_POLL: Duration = Duration::from_millis(250);
+
+pub(crate) fn label(command: &str) -> String {
+    let first = command.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+    if first.chars().count() > LABEL_CHARS {
+        let cut: String = first.chars().take(LABEL_CHARS - 1).collect();
+        format!("{cut}…")
+    } else {
+        first.to_string()
+    }
+}
+
+impl BashRunner {
+    /// J1: validates, registers, spawns and returns at once; the run continues in a task.
+    pub(crate) async fn start_job(
+        &self,
+        request: Request,
+        bash: PathBuf,
+        extras: BashExtras,
+    ) -> ToolResult {
+        let start = JobStart {
+            label: label(&request.original),
+            timeout_s: request.timeout.secs,
+            artifact: None,
+            adopted: false,
+        };
+        let slot = match self.inner.deps.jobs.register(start) {
+            Ok(slot) => slot,
+            Err(full) => return ToolResult::error(full.to_string()),
+        };
+        let launched = match self.launch(&request, bash, extras, true).await {
+            Ok(launched) => launched,
+            Err(result) => {
+                slot.finish(JobEnd {
+                    state: JobState::Failed,
+                    exit_code: None,
+                    signal: None,
+                    text: result.text(),
+                });
+                return result;
+            }
+        };
+        let (child, started, sink, info) = launched.split();
+        let artifact = sink.artifact().map(|a| a.uri());
+        if let Some(uri) = &artifact {
+            slot.set_artifact(uri.clone());
+        }
+        let id = slot.id_text();
+        let pid = child.pid();
+        let text = start_text(&id, &request, artifact.as_deref());
+        let timeout_s = request.timeout.secs;
+        let runner = self.clone();
+        let tail = slot.tail_handle();
+        tokio::spawn(async move {
+            let progress = Arc::new(move |p: execkit_protocol::Progress| tail.set(p.tail));
+            let mut observer = Observer::new(sink, Some(progress), request.timeout.secs);
+            let cancel = slot.cancel_token();
+            let limits = runner.run_limits(&request, started, cancel.clone());
+            let mut outcome = runner.drive(child, &mut observer, limits).await;
+            crate::runner::mark_cancelled_kill(&mut outcome, &cancel);
+            let lingering = runner.kill_lingering(&outcome);
+            outcome.output = None;
+            let result = runner.explain(&request, info, outcome, observer.sink, lingering);
+            slot.finish(job_end(&result));
+        });
+        ToolResult {
+            content: vec![Content::text(text)],
+            structured_content: Some(json!({
+                "job_id": id,
+                "state": "running",
+                "pid": pid,
+                "artifact": artifact,
+                "timeout_s": timeout_s,
+            })),
+            is_error: false,
+        }
+    }
+
+    /// B31 for a foreground call: adopt what is left as a job, or kill it.
+    pub(crate) fn handle_lingering(&self, outcome: &mut RunOutcome) -> LingeringAction {
+        if outcome.lingering.is_empty() {
+            return LingeringAction::None;
+        }
+        if self.inner.config.lingering == LingeringPolicy::Kill {
+            return self.kill_lingering(outcome);
+        }
+        let first = &outcome.lingering[0];
+        let start = JobStart {
+            label: label(&first.cmd),
+            timeout_s: None,
+            artifact: None,
+            adopted: true,
+        };
+        let Ok(slot) = self.inner.deps.jobs.register(start) else {
+            return self.kill_lingering(outcome);
+        };
+        let mut config = SinkConfig::from_limits(&self.inner.deps.limits);
+        config.spill_from_start = true;
+        let sink = self.new_sink(config, label(&first.cmd));
+        if let Some(uri) = sink.artifact().map(|a| a.uri()) {
+            slot.set_artifact(uri);
+        }
+        let id = slot.id_text();
+        let tree = outcome.tree.clone();
+        let pipe = outcome.output.take();
+        let grace = self.kill_grace();
+        tokio::spawn(watch_adopted(tree, pipe, sink, slot, grace));
+        LingeringAction::Adopted(id)
+    }
+
+    /// Kills lingering members in the background; the call never waits on them.
+    pub(crate) fn kill_lingering(&self, outcome: &RunOutcome) -> LingeringAction {
+        if outcome.lingering.is_empty() {
+            return LingeringAction::None;
+        }
+        let tree = outcome.tree.clone();
+        let grace = self.kill_grace();
+        tokio::spawn(async move { tree.kill(grace).await });
+        LingeringAction::Killed
+    }
+}
+
+fn start_text(id: &str, request: &Request, artifact: Option<&str>) -> String {
+    let deadline = match request.timeout.secs {
+        Some(secs) => format!("deadline {secs} s"),
+        None => "no deadline".to_string(),
+    };
+    let mut text = format!("Started background job {id} ({deadline}): {}", label(&request.original));
+    match artifact {
+        Some(uri) => text.push_str(&format!(
+            "\nOutput so far: {uri} (grows live). Wait for it with job {{\"poll\": [\"{id}\"]}}."
+        )),
+        None => text.push_str(&format!(
+            "\nOutput is not saved (artifacts are off). Wait for it with job {{\"poll\": [\"{id}\"]}}."
+        )),
+    }
+    for notice in &request.notices {
+        text.push('\n');
+        text.push_str(notice);
+    }
+    text
+}
+
+/// A job's end, read off the result a foreground call would have given (J5).
+fn job_end(result: &ToolResult) -> JobEnd {
+    let field = |name: &str| result.structured_content.as_ref().and_then(|s| s.get(name).cloned());
+    let flag = |name: &str| field(name).and_then(|v| v.as_bool()).unwrap_or(false);
+    let state = if flag("timed_out") {
+        JobState::TimedOut
+    } else if flag("cancelled") {
+        JobState::Cancelled
+    } else if result.is_error {
+        JobState::Failed
+    } else {
+        JobState::Completed
+    };
+    JobEnd {
+        state,
+        exit_code: field("exit_code").and_then(|v| v.as_i64()).map(|c| c as i32),
+        signal: field("signal").and_then(|v| v.as_str().map(str::to_string)),
+        text: result.text(),
+    }
+}
+
+/// Follows adopted processes until they are gone or the job is cancelled.
+async fn watch_adopted(
+    tree: ProcessTree,
+    mut pipe: Option<OutputPipe>,
+    mut sink: OutputSink,
+    slot: JobSlot,
+    grace: Duration,
+) {
+    let cancel = slot.cancel_token();
+    let tail = slot.tail_handle();
+    let mut buf = vec![0u8; 64 << 10];
+    let mut ticker = tokio::time::interval(ADOPTED_POLL);
+    let state = loop {
+        let read = async {
+            match pipe.as_mut() {
+                Some(p) => p.read(&mut buf).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            result = read => match result {
+                Ok(0) | Err(_) => pipe = None,
+                Ok(n) => sink.push(&buf[..n]),
+            },
+            _ = ticker.tick() => {
+                tail.set(sink.snapshot());
+                if pipe.is_none() && tree.members().is_empty() {
+                    break JobState::Completed;
+                }
+            }
+            _ = cancel.cancelled() => {
+                tree.kill(grace).await;
+                break JobState::Cancelled;
+            }
+        }
+    };
+    let summary = sink.finish();
+    let mut text = summary_text(&summary);
+    text.push_str(match state {
+        JobState::Cancelled => "\n[Command cancelled]",
+        _ => "\n[The adopted processes exited]",
+    });
+    slot.finish(JobEnd { state, exit_code: None, signal: None, text });
+}

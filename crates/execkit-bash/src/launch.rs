@@ -1,0 +1,256 @@
+//! Starting one bash process and turning its run into a result.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use execkit_output::sink::OutputSink;
+use execkit_process::env::EnvBuilder;
+use execkit_process::run::{RunLimits, RunObserver, RunOutcome, run};
+use execkit_process::{CancellationToken, Child, ProcessTree, SpawnSpec, StdinMode};
+use execkit_protocol::ToolResult;
+
+use crate::request::Request;
+use crate::result::{Finished, LingeringAction, start_failed_result};
+use crate::runner::{BashExtras, BashRunner};
+use crate::snapshot::Snapshot;
+
+/// Commands longer than this run from a script file (B9): Linux limits one exec argument to
+/// 128 KiB, and the prelude and environment need room too.
+const SCRIPT_FILE_THRESHOLD: usize = 96 << 10;
+
+static CALLS: AtomicU64 = AtomicU64::new(0);
+
+/// A started bash process with what is needed to explain its run.
+pub(crate) struct Launched {
+    pub child: Child,
+    pub started: Instant,
+    pub sink: OutputSink,
+    snap: Snapshot,
+    scrubbed: Vec<String>,
+    cwd_file: Option<PathBuf>,
+    _temp: RemoveOnDrop,
+}
+
+impl BashRunner {
+    /// Builds the environment and prelude, spawns bash, and creates the output sink.
+    pub(crate) async fn launch(
+        &self,
+        request: &Request,
+        bash: PathBuf,
+        extras: BashExtras,
+        spill_from_start: bool,
+    ) -> Result<Launched, ToolResult> {
+        let inner = &self.inner;
+        // The run directory is shared by every Toolkit of this process: number files per process.
+        let call_no = CALLS.fetch_add(1, Ordering::Relaxed);
+        let snap = self.wait_snapshot().await;
+        let run_dir = inner.deps.supervisor.run_dir().to_path_buf();
+        let caller_bash_env = request.env.contains_key("BASH_ENV");
+        let mut temp = RemoveOnDrop(Vec::new());
+
+        let mut env = EnvBuilder::from_vars(
+            inner.deps.own_env.iter().map(|(k, v)| (OsString::from(k), OsString::from(v))),
+        );
+        env.remove_shell_state();
+        if inner.config.scrub {
+            env.scrub(&inner.deps.scrub_rules);
+        }
+        env.overlay(snap.vars.iter().cloned());
+        env.harden();
+        env.set("EXECKIT", "1");
+        env.set("PWD", request.cwd.as_os_str());
+        let mut cwd_file = None;
+        if !caller_bash_env {
+            let file = run_dir.join(format!("bash-{call_no}.cwd"));
+            let prelude = run_dir.join(format!("bash-{call_no}.prelude"));
+            temp.0.push(file.clone());
+            write_private(&prelude, prelude_text(&file).as_bytes()).map_err(start_failed)?;
+            temp.0.push(prelude.clone());
+            env.set("BASH_ENV", prelude.as_os_str());
+            cwd_file = Some(file);
+        }
+        for (name, value) in request.env.iter().chain(extras.env.iter()) {
+            env.set(name.as_str(), value.as_str());
+        }
+        let scrubbed = env.scrubbed();
+
+        let mut args: Vec<OsString> = vec!["--noprofile".into(), "--norc".into()];
+        if request.command.len() > SCRIPT_FILE_THRESHOLD {
+            let script = run_dir.join(format!("bash-{call_no}.sh"));
+            write_private(&script, request.command.as_bytes()).map_err(start_failed)?;
+            args.push(script.clone().into());
+            temp.0.push(script);
+        } else {
+            args.push("-c".into());
+            args.push(request.command.clone().into());
+        }
+        let spec = SpawnSpec {
+            program: bash,
+            args,
+            arg0: Some("bash".into()),
+            cwd: request.cwd.clone(),
+            env: env.into_vars(),
+            stdin: if extras.stdin.is_some() { StdinMode::Pipe } else { StdinMode::Null },
+            ..SpawnSpec::default()
+        };
+        let started = Instant::now();
+        let mut child = inner.deps.supervisor.spawn(spec).await.map_err(|err| {
+            start_failed_result(&format!("Failed to start bash: {}", err.source))
+        })?;
+        if let (Some(bytes), Some(mut stdin)) = (extras.stdin, child.take_stdin()) {
+            tokio::spawn(async move {
+                let _ = stdin.write_all(&bytes).await;
+            });
+        }
+        let sink = self.sink(request, spill_from_start);
+        Ok(Launched { child, started, sink, snap, scrubbed, cwd_file, _temp: temp })
+    }
+
+    pub(crate) fn run_limits(&self, request: &Request, started: Instant, cancel: CancellationToken) -> RunLimits {
+        let limits = &self.inner.deps.limits;
+        RunLimits {
+            deadline: request.timeout.secs.map(|s| started + Duration::from_secs(s)),
+            cancel,
+            kill_grace: self.kill_grace(),
+            drain_idle: Duration::from_millis(limits.drain_idle_ms),
+            drain_max: Duration::from_millis(limits.drain_max_ms),
+        }
+    }
+
+    /// Runs a launched process to its end, feeding `observer` (which owns the sink).
+    pub(crate) async fn drive<O: RunObserver>(
+        &self,
+        child: Child,
+        observer: &mut O,
+        limits: RunLimits,
+    ) -> RunOutcome {
+        let guard = KillOnDrop::new(child.tree(), self.kill_grace());
+        let outcome = run(child, observer, limits).await;
+        guard.disarm();
+        outcome
+    }
+
+    /// The result text and JSON of a finished run. Consumes the once-per-Toolkit notices.
+    pub(crate) fn explain(
+        &self,
+        request: &Request,
+        launched: LaunchedInfo,
+        outcome: RunOutcome,
+        sink: OutputSink,
+        lingering: LingeringAction,
+    ) -> ToolResult {
+        let inner = &self.inner;
+        let final_cwd = launched
+            .cwd_file
+            .as_ref()
+            .and_then(|f| std::fs::read_to_string(f).ok())
+            .filter(|s| !s.is_empty());
+        let snapshot_notice = launched
+            .snap
+            .fallback
+            .as_ref()
+            .filter(|_| inner.snapshot_notice_due.swap(false, Ordering::Relaxed))
+            .cloned();
+        let scrub_notice = (!launched.scrubbed.is_empty()
+            && inner.scrub_notice_due.swap(false, Ordering::Relaxed))
+        .then(|| launched.scrubbed.clone());
+        Finished {
+            request,
+            outcome,
+            summary: sink.finish(),
+            base_cwd: &inner.config.base_cwd,
+            final_cwd,
+            containment: inner.deps.supervisor.containment().as_str(),
+            scrubbed: launched.scrubbed,
+            snapshot_mode: if launched.snap.fallback.is_some() {
+                "fallback"
+            } else {
+                inner.config.snapshot.as_str()
+            },
+            snapshot_notice,
+            scrub_notice,
+            prefix: inner.config.prefix.clone(),
+            artifacts: inner.deps.artifacts.as_ref().ok(),
+            lingering,
+        }
+        .into_result()
+    }
+}
+
+/// What `explain` needs from a launch once the child and sink are handed out.
+pub(crate) struct LaunchedInfo {
+    snap: Snapshot,
+    scrubbed: Vec<String>,
+    cwd_file: Option<PathBuf>,
+    _temp: RemoveOnDrop,
+}
+
+impl Launched {
+    pub fn split(self) -> (Child, Instant, OutputSink, LaunchedInfo) {
+        let info = LaunchedInfo {
+            snap: self.snap,
+            scrubbed: self.scrubbed,
+            cwd_file: self.cwd_file,
+            _temp: self._temp,
+        };
+        (self.child, self.started, self.sink, info)
+    }
+}
+
+fn start_failed(err: std::io::Error) -> ToolResult {
+    start_failed_result(&format!("Failed to start bash: {err}"))
+}
+
+/// B16: the EXIT trap records the final `$PWD`; `unset BASH_ENV` keeps nested bash scripts
+/// from running it again.
+fn prelude_text(cwd_file: &Path) -> String {
+    let file = crate::normalize::shell_quote(&cwd_file.to_string_lossy());
+    format!("trap 'builtin printf \"%s\" \"$PWD\" > {file} 2>/dev/null' EXIT\nunset BASH_ENV\n")
+}
+
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file =
+        std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(path)?;
+    file.write_all(bytes)
+}
+
+struct RemoveOnDrop(Vec<PathBuf>);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        for path in &self.0 {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// Kills the tree in the background when the call's future is dropped mid-run (B30).
+struct KillOnDrop {
+    tree: Option<ProcessTree>,
+    grace: Duration,
+}
+
+impl KillOnDrop {
+    fn new(tree: ProcessTree, grace: Duration) -> Self {
+        KillOnDrop { tree: Some(tree), grace }
+    }
+
+    fn disarm(mut self) {
+        self.tree = None;
+    }
+}
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if let Some(tree) = self.tree.take() {
+            let grace = self.grace;
+            if let Ok(handle) = tokio::runtime::Handle::try_current() {
+                handle.spawn(async move { tree.kill(grace).await });
+            }
+        }
+    }
+}
