@@ -206,3 +206,30 @@ async fn close_ends_jobs_and_foreground_calls() {
         }
     }
 }
+
+#[tokio::test]
+async fn slow_foreground_call_moves_to_the_background() {
+    let kit = Kit::with_vars(&[("EXECKIT_BASH_AUTO_BACKGROUND", "1")]);
+    let started = Instant::now();
+    let out = kit
+        .bash(json!({"command": "echo early; sleep 2.5; echo late", "timeout": 20}))
+        .await;
+    assert!(started.elapsed() < Duration::from_secs(2), "took {:?}", started.elapsed());
+    assert!(!out.is_error());
+    assert_eq!(
+        out.text(),
+        "early\n[Still running after 1 s; continuing as background job bg_1 (deadline in 19 s). \
+         Wait for it with job {\"poll\": [\"bg_1\"]}]"
+    );
+    let poll = kit.call("job", json!({"poll": ["bg_1"]})).await;
+    let text = poll.text();
+    assert!(text.starts_with("## Finished (1)\n### bg_1 · completed · exit 0 · "), "{text}");
+    assert!(text.ends_with("\nearly\nlate"), "{text}");
+    let jobs = &poll.structured_content.as_ref().unwrap()["jobs"];
+    assert_eq!(jobs[0]["timeout_s"], json!(20), "the job keeps the original deadline");
+    let uri = jobs[0]["artifact"].as_str().unwrap();
+    assert_eq!(kit.artifact_bytes(uri), b"early\nlate\n");
+
+    let quick = kit.bash(json!({"command": "echo fast"})).await;
+    assert_eq!(quick.text(), "fast", "quick calls stay in the foreground");
+}

@@ -1,6 +1,7 @@
 //! The bash tool's configuration, read once when the Toolkit is built.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use crate::rules::Rules;
 
@@ -41,6 +42,9 @@ pub struct BashConfig {
     /// `EXECKIT_BASH_ENV_SCRUB` (on unless `0`).
     pub scrub: bool,
     pub lingering: LingeringPolicy,
+    /// `EXECKIT_BASH_AUTO_BACKGROUND` (J17): foreground calls still running after this move to
+    /// the background. Off by default.
+    pub auto_background: Option<Duration>,
     pub(crate) rules: Rules,
     /// Problems found while reading the configuration, for doctor.
     pub notes: Vec<String>,
@@ -80,6 +84,27 @@ impl BashConfig {
                 LingeringPolicy::Adopt
             }
         };
+        let auto_background = match lookup("EXECKIT_BASH_AUTO_BACKGROUND").as_deref() {
+            None | Some("") | Some("0") => None,
+            Some(text) => match text.trim().parse::<u64>() {
+                Ok(secs) => {
+                    let clamped = secs.clamp(1, 3600);
+                    if clamped != secs {
+                        notes.push(format!(
+                            "EXECKIT_BASH_AUTO_BACKGROUND={secs} is outside 0-3600; using {clamped}"
+                        ));
+                    }
+                    Some(Duration::from_secs(clamped))
+                }
+                Err(_) => {
+                    notes.push(format!(
+                        "EXECKIT_BASH_AUTO_BACKGROUND={text:?} is not a whole number of seconds; \
+                         auto-background is off"
+                    ));
+                    None
+                }
+            },
+        };
         let project_rules = base_cwd.join(".execkit/bash-rules.json");
         let user_rules = home.map(|h| h.join(".execkit/bash-rules.json"));
         let mut files: Vec<&Path> = vec![project_rules.as_path()];
@@ -94,6 +119,7 @@ impl BashConfig {
             prefix: lookup("EXECKIT_BASH_PREFIX").filter(|p| !p.trim().is_empty()),
             scrub: lookup("EXECKIT_BASH_ENV_SCRUB").as_deref() != Some("0"),
             lingering,
+            auto_background,
             rules,
             notes,
         }
@@ -113,6 +139,9 @@ impl BashConfig {
             "credential scrub: {}",
             if self.scrub { "on" } else { "off (EXECKIT_BASH_ENV_SCRUB=0)" }
         ));
+        if let Some(after) = self.auto_background {
+            lines.push(format!("auto-background after {} s", after.as_secs()));
+        }
         lines.push(format!(
             "rules: {}",
             if self.rules.is_empty() { "none" } else { "active" }

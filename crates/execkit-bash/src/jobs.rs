@@ -164,7 +164,7 @@ fn start_text(id: &str, request: &Request, artifact: Option<&str>) -> String {
 }
 
 /// A job's end, read off the result a foreground call would have given (J5).
-fn job_end(result: &ToolResult) -> JobEnd {
+pub(crate) fn job_end(result: &ToolResult) -> JobEnd {
     let field = |name: &str| result.structured_content.as_ref().and_then(|s| s.get(name).cloned());
     let flag = |name: &str| field(name).and_then(|v| v.as_bool()).unwrap_or(false);
     let state = if flag("timed_out") {

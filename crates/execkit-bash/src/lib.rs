@@ -9,6 +9,7 @@
 //! Nothing persists between calls, so calls may run concurrently and mean the same whatever
 //! ran before them.
 
+mod background;
 mod config;
 mod cwd;
 mod extras;

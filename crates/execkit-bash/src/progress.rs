@@ -33,6 +33,11 @@ impl Observer {
         }
     }
 
+    /// Where progress goes from now on (a job's tail once a call moves to the background).
+    pub fn set_progress(&mut self, progress: Option<ProgressFn>) {
+        self.progress = progress;
+    }
+
     fn send(&mut self) {
         let Some(progress) = &self.progress else { return };
         let elapsed = self.started.elapsed();

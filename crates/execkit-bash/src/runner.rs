@@ -137,7 +137,10 @@ impl BashRunner {
         if request.run_async {
             return self.start_job(request, bash, extras).await;
         }
-        self.foreground(request, bash, extras, ctx).await
+        match inner.config.auto_background {
+            Some(after) => self.foreground_or_background(request, bash, extras, ctx, after).await,
+            None => self.foreground(request, bash, extras, ctx).await,
+        }
     }
 
     async fn foreground(
