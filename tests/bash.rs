@@ -472,6 +472,17 @@ async fn shell_snapshot_applies_login_environment() {
     let out = kit.bash(json!({"command": "echo \"[$SNAPTEST_FOO]\"; echo x > f; echo y > f; cat f"})).await;
     assert_eq!(out.text(), "[1]\ny");
     assert_eq!(out.field("snapshot"), json!("env"));
+    let out = kit.bash(json!({"command": "type -t ll || echo none"})).await;
+    assert_eq!(out.text(), "none", "env mode replays no aliases");
+
+    let full = Kit::with_vars(&[
+        ("HOME", home_str.as_str()),
+        ("SHELL", "/bin/bash"),
+        ("EXECKIT_BASH_SNAPSHOT", "full"),
+    ]);
+    let out = full.bash(json!({"command": "type -t ll; echo \"[$SNAPTEST_FOO]\"; echo x > g; echo y > g; cat g"})).await;
+    assert_eq!(out.text(), "alias\n[1]\ny", "full mode replays aliases, never noclobber");
+    assert_eq!(out.field("snapshot"), json!("full"));
 
     std::fs::write(home.path().join(".bash_profile"), "sleep 10\n").unwrap();
     let kit = Kit::with_vars(&[

@@ -66,7 +66,8 @@ impl BashRunner {
             let file = run_dir.join(format!("bash-{call_no}.cwd"));
             let prelude = run_dir.join(format!("bash-{call_no}.prelude"));
             temp.0.push(file.clone());
-            write_private(&prelude, prelude_text(&file).as_bytes()).map_err(start_failed)?;
+            let text = prelude_text(&file, snap.replay.as_deref());
+            write_private(&prelude, text.as_bytes()).map_err(start_failed)?;
             temp.0.push(prelude.clone());
             env.set("BASH_ENV", prelude.as_os_str());
             cwd_file = Some(file);
@@ -203,14 +204,21 @@ fn start_failed(err: std::io::Error) -> ToolResult {
     start_failed_result(&format!("Failed to start bash: {err}"))
 }
 
-/// B16: the EXIT trap records the final `$PWD`; `unset BASH_ENV` keeps nested bash scripts
-/// from running it again.
-fn prelude_text(cwd_file: &Path) -> String {
+/// B16: the `full` snapshot's replay, then an EXIT trap that records the final `$PWD`;
+/// `unset BASH_ENV` keeps nested bash scripts from running it again.
+fn prelude_text(cwd_file: &Path, replay: Option<&Path>) -> String {
     let file = crate::normalize::shell_quote(&cwd_file.to_string_lossy());
-    format!("trap 'builtin printf \"%s\" \"$PWD\" > {file} 2>/dev/null' EXIT\nunset BASH_ENV\n")
+    let mut text = String::new();
+    if let Some(replay) = replay {
+        text.push_str(&format!(". {}\n", crate::normalize::shell_quote(&replay.to_string_lossy())));
+    }
+    text.push_str(&format!(
+        "trap 'builtin printf \"%s\" \"$PWD\" > {file} 2>/dev/null' EXIT\nunset BASH_ENV\n"
+    ));
+    text
 }
 
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let mut file =

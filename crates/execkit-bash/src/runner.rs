@@ -84,8 +84,9 @@ impl BashRunner {
                 let own = deps.own_env.clone();
                 let rules = deps.scrub_rules.clone();
                 let cwd = config.base_cwd.clone();
+                let full = config.snapshot == SnapshotMode::Full;
                 tokio::spawn(async move {
-                    let snap = snapshot::capture(&supervisor, &bash, &own, &rules, cwd).await;
+                    let snap = snapshot::capture(&supervisor, &bash, &own, &rules, cwd, full).await;
                     let _ = tx.send(Some(snap));
                 });
             }
@@ -169,7 +170,11 @@ impl BashRunner {
         let waited = tokio::time::timeout_at(budget_end.into(), rx.wait_for(Option::is_some)).await;
         match waited {
             Ok(Ok(snap)) => snap.clone().unwrap_or_default(),
-            _ => Snapshot { vars: Vec::new(), fallback: Some("timed out after 3 s".to_string()) },
+            _ => Snapshot {
+                vars: Vec::new(),
+                replay: None,
+                fallback: Some("timed out after 3 s".to_string()),
+            },
         }
     }
 

@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use execkit_process::env::{EnvBuilder, ScrubRules, is_credential};
@@ -15,11 +16,24 @@ pub(crate) const SNAPSHOT_BUDGET: Duration = Duration::from_secs(3);
 const MAX_CAPTURE: usize = 4 << 20;
 const MARKER: &str = "__EXECKIT_SNAPSHOT_7f3a__";
 
+/// `full` mode's aliases, functions and options are capped here (B17): larger rc files cost
+/// more per call than they are worth.
+const FULL_MAX_BYTES: usize = 512 << 10;
+/// `full` mode's replay budget per call (B17).
+const FULL_REPLAY_BUDGET: Duration = Duration::from_millis(100);
+const FULL_MARKER: &str = "__EXECKIT_SNAPSHOT_FULL_7f3a__";
+/// Options never replayed: they change what commands mean (`noclobber` breaks `>`, `errexit`
+/// ends scripts early) or only make sense interactively.
+const FULL_DROPPED_OPTIONS: &str =
+    "errexit|nounset|noclobber|xtrace|verbose|noexec|pipefail|monitor|history|histexpand|emacs|vi";
+
 /// What the snapshot produced.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Snapshot {
     /// Variables to overlay (layer 3 of O44).
     pub vars: Vec<(OsString, OsString)>,
+    /// `full` mode: a file of aliases, functions and options the prelude sources.
+    pub replay: Option<PathBuf>,
     /// Why the snapshot fell back to the inherited environment.
     pub fallback: Option<String>,
 }
@@ -56,9 +70,21 @@ pub(crate) async fn capture(
     own: &HashMap<String, String>,
     rules: &ScrubRules,
     cwd: PathBuf,
+    full: bool,
 ) -> Snapshot {
     let shell = login_shell(own.get("SHELL").map(String::as_str), bash);
-    let script = format!("printf '\\n{MARKER}\\n'; env -0");
+    let shell_name = shell.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+    if full && shell_name != "bash" {
+        return fallback(format!("login shell is {shell_name}; full mode needs bash"));
+    }
+    let mut script = format!("printf '\\n{MARKER}\\n'; env -0");
+    if full {
+        script.push_str(&format!(
+            "; printf '\\n{FULL_MARKER}\\n'; alias -p; \
+             for f in $(compgen -A function); do case $f in _*) ;; *) declare -f \"$f\";; esac; done; \
+             set +o | grep -Ev ' ({FULL_DROPPED_OPTIONS})$'"
+        ));
+    }
     let mut env = EnvBuilder::from_vars(own.iter().map(|(k, v)| (k.into(), v.into())));
     env.remove_shell_state();
     let spec = SpawnSpec {
@@ -100,17 +126,97 @@ pub(crate) async fn capture(
     let Some(at) = find(&text, marker.as_bytes()) else {
         return fallback("the login shell printed no environment".to_string());
     };
+    let full_marker = format!("\n{FULL_MARKER}\n");
+    let (env_part, full_part) = match find(&text, full_marker.as_bytes()) {
+        Some(end) if full => (&text[at + marker.len()..end], Some(&text[end + full_marker.len()..])),
+        _ => (&text[at + marker.len()..], None),
+    };
     let mut hardened = EnvBuilder::from_vars(std::iter::empty());
     hardened.harden();
     let mut vars = Vec::new();
-    for entry in text[at + marker.len()..].split(|&b| b == 0) {
+    for entry in env_part.split(|&b| b == 0) {
         let Ok(entry) = std::str::from_utf8(entry) else { continue };
         let Some((name, value)) = entry.split_once('=') else { continue };
         if keep(name, value, own, &hardened, rules) {
             vars.push((name.into(), value.into()));
         }
     }
-    Snapshot { vars, fallback: None }
+    let replay = match full_part {
+        None if full => return fallback("the login shell printed no aliases or functions".to_string()),
+        None => None,
+        Some(part) => match prepare_replay(supervisor, bash, part, &vars, own).await {
+            Ok(path) => Some(path),
+            Err(reason) => return fallback(reason),
+        },
+    };
+    Snapshot { vars, replay, fallback: None }
+}
+
+static REPLAYS: AtomicU64 = AtomicU64::new(0);
+
+/// Writes `full` mode's replay file and checks that sourcing it fits the budget.
+async fn prepare_replay(
+    supervisor: &Supervisor,
+    bash: &PathBuf,
+    part: &[u8],
+    vars: &[(OsString, OsString)],
+    own: &HashMap<String, String>,
+) -> Result<PathBuf, String> {
+    if part.len() > FULL_MAX_BYTES {
+        return Err(format!("snapshot {} KiB exceeds 512 KiB", part.len().div_ceil(1024)));
+    }
+    let n = REPLAYS.fetch_add(1, Ordering::Relaxed);
+    let path = supervisor.run_dir().join(format!("snapshot-{n}.sh"));
+    let mut text = b"shopt -s expand_aliases\n".to_vec();
+    text.extend_from_slice(part);
+    crate::launch::write_private(&path, &text).map_err(|e| format!("cannot write the snapshot: {e}"))?;
+    let sourced = format!(". {}", crate::normalize::shell_quote(&path.to_string_lossy()));
+    let with = time_bash(supervisor, bash, &sourced, vars, own).await;
+    let without = time_bash(supervisor, bash, ":", vars, own).await;
+    match (with, without) {
+        (Some(with), Some(without)) => {
+            let cost = with.saturating_sub(without);
+            if cost > FULL_REPLAY_BUDGET {
+                let _ = std::fs::remove_file(&path);
+                return Err(format!("replay took {} ms (budget 100 ms)", cost.as_millis()));
+            }
+            Ok(path)
+        }
+        _ => Err("the snapshot could not be replayed".to_string()),
+    }
+}
+
+/// Wall time of one `bash -c <script>` with the snapshot's environment; `None` on failure.
+async fn time_bash(
+    supervisor: &Supervisor,
+    bash: &PathBuf,
+    script: &str,
+    vars: &[(OsString, OsString)],
+    own: &HashMap<String, String>,
+) -> Option<Duration> {
+    let mut env = EnvBuilder::from_vars(own.iter().map(|(k, v)| (k.into(), v.into())));
+    env.remove_shell_state();
+    env.overlay(vars.iter().cloned());
+    env.harden();
+    let spec = SpawnSpec {
+        program: bash.clone(),
+        args: vec!["--noprofile".into(), "--norc".into(), "-c".into(), script.into()],
+        cwd: PathBuf::from("/"),
+        env: env.into_vars(),
+        ..SpawnSpec::default()
+    };
+    let started = Instant::now();
+    let child = supervisor.spawn(spec).await.ok()?;
+    let limits = RunLimits {
+        deadline: Some(started + SNAPSHOT_BUDGET),
+        cancel: CancellationToken::new(),
+        kill_grace: Duration::from_millis(200),
+        drain_idle: Duration::from_millis(50),
+        drain_max: Duration::from_millis(200),
+    };
+    let outcome = run(child, &mut Capture(Vec::new()), limits).await;
+    (outcome.end == RunEnd::Exited && outcome.status.is_some_and(|s| s.code == Some(0)))
+        .then(|| started.elapsed())
 }
 
 fn keep(
@@ -133,7 +239,7 @@ fn keep(
 }
 
 fn fallback(reason: String) -> Snapshot {
-    Snapshot { vars: Vec::new(), fallback: Some(reason) }
+    Snapshot { vars: Vec::new(), replay: None, fallback: Some(reason) }
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
