@@ -501,3 +501,67 @@ async fn shell_snapshot_applies_login_environment() {
     let out = kit.bash(json!({"command": "echo ok"})).await;
     assert_eq!(out.text(), "ok", "the fallback notice comes once");
 }
+
+#[tokio::test]
+async fn stopped_shell_is_continued_and_killed_at_the_timeout() {
+    let kit = Kit::new();
+    let started = Instant::now();
+    let out = kit.bash(json!({"command": "kill -STOP $$", "timeout": 1})).await;
+    assert!(out.text().ends_with("[Command timed out after 1 seconds]"), "{}", out.text());
+    assert!(started.elapsed() < Duration::from_secs(5), "took {:?}", started.elapsed());
+}
+
+#[tokio::test]
+async fn many_detached_processes_are_all_killed() {
+    let kit = Kit::new();
+    let out = kit
+        .bash(json!({
+            "command": "for i in $(seq 60); do (setsid sleep 1000.5353 &); sleep 1000.5353 & done; sleep 1000",
+            "timeout": 2
+        }))
+        .await;
+    assert!(out.text().ends_with("[Command timed out after 2 seconds]"), "{}", out.text());
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !pids_with("sleep 1000.5353").is_empty() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(pids_with("sleep 1000.5353"), Vec::<u32>::new(), "survivors after the kill");
+}
+
+#[tokio::test]
+async fn interpreters_see_eof_on_stdin() {
+    let kit = Kit::new();
+    let started = Instant::now();
+    let out = kit.bash(json!({"command": "python3; echo rc=$?", "timeout": 20})).await;
+    assert_eq!(out.text(), "rc=0");
+    assert!(started.elapsed() < Duration::from_secs(15));
+}
+
+#[tokio::test]
+async fn prefix_and_library_stdin() {
+    let kit = Kit::with_vars(&[("EXECKIT_BASH_PREFIX", "nice -n 5")]);
+    let out = kit.bash(json!({"command": "nice"})).await;
+    assert_eq!(out.text(), "5");
+    assert_eq!(out.field("prefix"), json!("nice -n 5"));
+
+    let kit = Kit::new();
+    let params: execkit_protocol::bash::BashParams =
+        serde_json::from_value(json!({"command": "tr a-z A-Z; echo \"[$SECRET_TOKEN]\""})).unwrap();
+    let extras = execkit::BashExtras {
+        stdin: Some(b"hello\n".to_vec()),
+        env: [("SECRET_TOKEN".to_string(), "kept".to_string())].into_iter().collect(),
+    };
+    let out = kit.toolkit.bash_with(params, extras, execkit::CallContext::default()).await;
+    assert_eq!(out.text(), "HELLO\n[kept]");
+}
+
+#[tokio::test]
+async fn commands_that_look_rewritable_but_are_not() {
+    let kit = Kit::new();
+    let out = kit.bash(json!({"command": "echo hi || tail -2"})).await;
+    assert_eq!(out.text(), "hi");
+    assert_eq!(out.field("normalized"), json!(null));
+    let out = kit.bash(json!({"command": "cd - && pwd"})).await;
+    assert!(out.is_error(), "`cd -` runs as written and fails: {}", out.text());
+    assert!(out.text().contains("OLDPWD not set"), "{}", out.text());
+}

@@ -1,2 +1,134 @@
-//! The execkit binary.
-fn main() {}
+//! The `execkit` binary: the MCP server (`execkit mcp`) and the CLI subcommands.
+//!
+//! Every subcommand builds one [`execkit::Toolkit`] and goes through it, so the CLI, the MCP
+//! server and the library give the same results. The binary makes itself a child subreaper
+//! (spec-output O36), so double-forked orphans stay findable and are killed on close.
+//!
+//! Exit status, for every subcommand: 0 on success, 1 when the tool reported an error or what
+//! was asked for was not found, 2 on a usage error. `execkit bash` passes the command's own exit
+//! code through (see its `--help`).
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod artifact;
+mod bash;
+mod call;
+mod doctor;
+mod mcp;
+mod run;
+mod tools;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "execkit",
+    version,
+    about = "Execution toolkit for AI agents: bash, background jobs and artifacts, over MCP or the CLI",
+    long_about = "Execution toolkit for AI agents.\n\n\
+        `execkit mcp` serves the tools to an agent harness over MCP on stdio. The other \
+        subcommands run the same tools from a shell.\n\n\
+        Exit status: 0 on success, 1 when the tool reported an error (isError) or the thing \
+        asked for was not found, 2 on a usage error.",
+    propagate_version = true
+)]
+struct Cli {
+    /// Base working directory for tool calls (default: the current directory).
+    #[arg(long, global = true, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve the tools over MCP on stdin/stdout (what an agent harness starts).
+    #[command(long_about = "Serve the tools over MCP on stdin/stdout.\n\n\
+        tools/list and tools/call serve every execkit tool; resources/list and resources/read \
+        serve the artifacts (artifact://<id>[?lines=a-b|head=n|tail=n|grep=RE&context=n&max=n]). \
+        Progress notifications go out when a request carries a progress token; a cancelled \
+        request kills what it started and gets no response.\n\n\
+        The server closes (killing every process it started) on stdin EOF, SIGTERM, SIGINT and \
+        SIGHUP. stdout carries only the protocol; diagnostics go to stderr.")]
+    Mcp,
+    /// Run one tool call and print its result as JSON.
+    Call(call::CallArgs),
+    /// Run a bash command and print its output.
+    Bash(bash::BashArgs),
+    /// Print the tool list with JSON schemas.
+    Tools(tools::ToolsArgs),
+    /// Read, list or collect the stored artifacts (full outputs, `artifact://<id>`).
+    Artifact(artifact::ArtifactArgs),
+    /// Show what this machine offers and why anything is missing.
+    Doctor,
+}
+
+fn main() {
+    let cli = Cli::parse();
+    std::process::exit(run::main(cli));
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::{Cli, Command};
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("execkit").chain(args.iter().copied()))
+    }
+
+    fn bash(args: &[&str]) -> crate::bash::BashArgs {
+        match parse(args).map(|cli| cli.command) {
+            Ok(Command::Bash(args)) => args,
+            other => panic!("expected bash args, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn bash_options_before_and_after_the_command() {
+        let before = bash(&["bash", "--timeout", "5", "--pty", "ls", "/tmp"]);
+        let after = bash(&["bash", "ls", "/tmp", "--timeout", "5", "--pty"]);
+        for args in [before, after] {
+            assert_eq!(args.command, ["ls", "/tmp"]);
+            assert_eq!(args.timeout, Some(5.0));
+            assert!(args.pty);
+            assert!(!args.background);
+        }
+    }
+
+    #[test]
+    fn bash_words_starting_with_a_hyphen_go_after_double_dash() {
+        let args = bash(&["bash", "--async", "--", "ls", "-la", "--timeout"]);
+        assert_eq!(args.command, ["ls", "-la", "--timeout"]);
+        assert!(args.background);
+        let err = parse(&["bash", "ls", "-la"]).unwrap_err();
+        assert_eq!(err.kind(), clap::error::ErrorKind::UnknownArgument);
+    }
+
+    #[test]
+    fn usage_errors_exit_with_status_2() {
+        for args in [
+            &["call", "bash"][..],
+            &["bash"],
+            &["tools", "--format", "xml"],
+            &["artifact"],
+            &["artifact", "3f9a0c12", "--head", "5", "--tail", "5"],
+            &["artifact", "3f9a0c12", "--raw", "--lines", "1-5"],
+            &["artifact", "3f9a0c12", "-C", "3"],
+            &["artifact", "3f9a0c12", "--grep", "x", "-C", "21"],
+            &["artifact", "--list", "3f9a0c12"],
+        ] {
+            let err = parse(args).unwrap_err();
+            assert_eq!(err.exit_code(), 2, "{args:?}");
+        }
+    }
+
+    #[test]
+    fn global_cwd_after_the_subcommand() {
+        let cli = parse(&["doctor", "--cwd", "/tmp"]).unwrap();
+        assert_eq!(cli.cwd.as_deref(), Some(std::path::Path::new("/tmp")));
+    }
+}

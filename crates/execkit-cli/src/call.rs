@@ -1,0 +1,76 @@
+//! `execkit call <tool> '<json>'`: one tool call, the ToolResult JSON on stdout.
+
+use std::io::Read as _;
+use std::path::Path;
+
+use anyhow::Context as _;
+use clap::Args;
+use execkit::{CallContext, ToolResult, Toolkit};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::run::{self, EXIT_FAILURE, EXIT_OK, ShutdownSignals};
+
+#[derive(Debug, Args)]
+#[command(long_about = "Run one tool call and print its result as JSON: \
+    {content, structuredContent, isError}, exactly what the MCP server returns.\n\n\
+    Exit status: 0 when isError is false, 1 when it is true, 2 on a usage error (bad JSON, \
+    missing arguments), 128+N when signal N (SIGINT, SIGTERM, SIGHUP) cancelled the call.\n\n\
+    Example: execkit call bash '{\"command\": \"ls -la\"}'")]
+pub struct CallArgs {
+    /// The tool to call (see `execkit tools`).
+    tool: String,
+    /// The arguments as a JSON object, or `-` to read them from stdin.
+    #[arg(value_name = "JSON")]
+    args: String,
+}
+
+pub async fn run(cwd: Option<&Path>, args: CallArgs) -> anyhow::Result<i32> {
+    let json = if args.args == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("failed to read the arguments from stdin")?;
+        text
+    } else {
+        args.args
+    };
+    let value: Value = match serde_json::from_str(&json) {
+        Ok(value) => value,
+        Err(err) => return run::usage(format!("the arguments are not valid JSON: {err}")),
+    };
+    let toolkit = run::toolkit(cwd)?;
+    let outcome = call_interruptible(&toolkit, &args.tool, value).await;
+    toolkit.close().await;
+    let (result, interrupted) = outcome?;
+    run::print_text(&serde_json::to_string_pretty(&result)?)?;
+    Ok(match interrupted {
+        Some(signo) => run::signal_status(signo),
+        None if result.is_error => EXIT_FAILURE,
+        None => EXIT_OK,
+    })
+}
+
+/// Runs one call; SIGINT, SIGTERM or SIGHUP cancels it (killing what it started) and the
+/// cancelled result still comes back, with the signal number.
+pub async fn call_interruptible(
+    toolkit: &Toolkit,
+    name: &str,
+    args: Value,
+) -> anyhow::Result<(ToolResult, Option<i32>)> {
+    let mut signals = ShutdownSignals::install()?;
+    let cancel = CancellationToken::new();
+    let call = toolkit.call(name, args, CallContext { progress: None, cancel: cancel.clone() });
+    tokio::pin!(call);
+    let mut interrupted = None;
+    let result = loop {
+        tokio::select! {
+            result = &mut call => break result,
+            signo = signals.recv(), if interrupted.is_none() => {
+                interrupted = Some(signo);
+                cancel.cancel();
+            }
+        }
+    };
+    Ok((result, interrupted))
+}

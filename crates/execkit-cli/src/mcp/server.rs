@@ -1,0 +1,162 @@
+//! The MCP request handler: tools from the Toolkit, artifacts as resources.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use execkit::{CallContext, Progress, ProgressFn, ToolResult, ToolSpec, Toolkit};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ProgressToken, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::resources;
+
+const INSTRUCTIONS: &str = "execkit runs commands for you. Outputs too long to show inline are \
+    kept whole as artifact://<id> resources: read them with resources/read, optionally with a \
+    query (?lines=a-b, ?head=n, ?tail=n, ?grep=<regex>&context=n&max=n).";
+
+/// Serves one MCP session. Cheap to clone: the Toolkit is shared.
+#[derive(Clone)]
+pub struct ExecServer {
+    toolkit: Toolkit,
+}
+
+impl ExecServer {
+    pub fn new(toolkit: Toolkit) -> Self {
+        ExecServer { toolkit }
+    }
+}
+
+impl ServerHandler for ExecServer {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder().enable_tools().enable_resources().build();
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new("execkit", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let tools = self.toolkit.tools().into_iter().map(mcp_tool).collect();
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let args = Value::Object(request.arguments.unwrap_or_default());
+        let forwarder = context
+            .meta
+            .get_progress_token()
+            .map(|token| ProgressForwarder::start(context.peer.clone(), token));
+        // A `notifications/cancelled` cancels `context.ct`: the Toolkit kills what the call
+        // started, and the SDK drops the response, as the protocol asks (B30).
+        let ctx = CallContext {
+            progress: forwarder.as_ref().map(ProgressForwarder::callback),
+            cancel: context.ct.clone(),
+        };
+        let result = self.toolkit.call(&request.name, args, ctx).await;
+        if let Some(forwarder) = forwarder {
+            forwarder.finish().await;
+        }
+        to_call_tool_result(&result).map(CallToolResponse::from)
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        resources::list(&self.toolkit).await
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        resources::read(&self.toolkit, &request.uri).await.map(ReadResourceResponse::from)
+    }
+}
+
+fn mcp_tool(spec: ToolSpec) -> Tool {
+    let schema: JsonObject = match spec.input_schema {
+        Value::Object(map) => map,
+        // Every execkit tool takes an object; keep the listing valid if a schema is not one.
+        _ => serde_json::from_value(serde_json::json!({"type": "object"})).unwrap_or_default(),
+    };
+    Tool::new(Cow::Owned(spec.name), Cow::Owned(spec.description), Arc::new(schema))
+}
+
+/// The ToolResult already has the wire shape of a CallToolResult; this is a re-typing.
+fn to_call_tool_result(result: &ToolResult) -> Result<CallToolResult, McpError> {
+    serde_json::to_value(result).and_then(serde_json::from_value).map_err(|err| {
+        McpError::internal_error(format!("failed to encode the tool result: {err}"), None)
+    })
+}
+
+/// Events queued for a slow client. The Toolkit emits at most one every 100 ms, so a few
+/// cover any hiccup; when the queue is full the newest event is dropped (progress is lossy).
+const PROGRESS_QUEUE: usize = 8;
+
+/// Forwards one call's progress events as MCP progress notifications, in order, and stops
+/// before the result goes out (nothing is sent after the result, B36).
+struct ProgressForwarder {
+    tx: mpsc::Sender<Progress>,
+    done: CancellationToken,
+    task: JoinHandle<()>,
+}
+
+impl ProgressForwarder {
+    fn start(peer: Peer<RoleServer>, token: ProgressToken) -> Self {
+        let (tx, mut rx) = mpsc::channel::<Progress>(PROGRESS_QUEUE);
+        let done = CancellationToken::new();
+        let stop = done.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                let progress = tokio::select! {
+                    biased;
+                    () = stop.cancelled() => break,
+                    progress = rx.recv() => match progress {
+                        Some(progress) => progress,
+                        None => break,
+                    },
+                };
+                let mut param = ProgressNotificationParam::new(token.clone(), progress.progress)
+                    .with_message(progress.message);
+                if let Some(total) = progress.total {
+                    param = param.with_total(total);
+                }
+                if peer.notify_progress(param).await.is_err() {
+                    break; // the session is gone
+                }
+            }
+        });
+        ProgressForwarder { tx, done, task }
+    }
+
+    fn callback(&self) -> ProgressFn {
+        let tx = self.tx.clone();
+        Arc::new(move |progress| {
+            let _ = tx.try_send(progress);
+        })
+    }
+
+    async fn finish(self) {
+        self.done.cancel();
+        let _ = self.task.await;
+    }
+}
