@@ -1,5 +1,8 @@
 //! execkit integration tests: real processes, no mocks. One binary, a module per area.
 
+// The whole crate is tests: helpers may panic on broken fixtures.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
+
 mod output;
 mod process;
 mod bash;

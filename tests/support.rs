@@ -122,10 +122,3 @@ pub fn pids_with(marker: &str) -> Vec<u32> {
     }
     out
 }
-
-pub fn sha(bytes: &[u8]) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    bytes.hash(&mut h);
-    h.finish()
-}

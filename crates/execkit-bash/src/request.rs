@@ -79,12 +79,15 @@ pub(crate) fn prepare(
 
     let mut command = params.command.clone();
     let mut normalized = None;
-    if head.is_none() && tail.is_none() {
-        if let Some((kept, rewrite)) = normalize::strip_trailing_tail(&command) {
-            tail = Some(rewrite.tail);
-            command = kept;
-            normalized = Some(rewrite);
-        }
+    let rewrite = if head.is_none() && tail.is_none() {
+        normalize::strip_trailing_tail(&command)
+    } else {
+        None
+    };
+    if let Some((kept, rewrite)) = rewrite {
+        tail = Some(rewrite.tail);
+        command = kept;
+        normalized = Some(rewrite);
     }
     let requested_cwd = params.cwd.filter(|c| !c.is_empty());
     let base = &config.base_cwd;

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -45,11 +45,11 @@ const DROPPED: &[&str] = &[
 const DROPPED_PREFIXES: &[&str] = &["HIST", "BASH_", "EXECKIT"];
 
 /// The login shell to ask: `$SHELL` when it is a known shell, else bash.
-fn login_shell(shell_var: Option<&str>, bash: &PathBuf) -> PathBuf {
+fn login_shell(shell_var: Option<&str>, bash: &Path) -> PathBuf {
     const KNOWN: &[&str] = &["bash", "zsh", "fish", "ksh", "dash"];
     match shell_var {
         Some(s) if KNOWN.iter().any(|k| s.rsplit('/').next() == Some(*k)) => PathBuf::from(s),
-        _ => bash.clone(),
+        _ => bash.to_path_buf(),
     }
 }
 
@@ -66,7 +66,7 @@ impl RunObserver for Capture {
 /// environment), minus scrubbed, shell-state and hardening names.
 pub(crate) async fn capture(
     supervisor: &Supervisor,
-    bash: &PathBuf,
+    bash: &Path,
     own: &HashMap<String, String>,
     rules: &ScrubRules,
     cwd: PathBuf,
@@ -157,7 +157,7 @@ static REPLAYS: AtomicU64 = AtomicU64::new(0);
 /// Writes `full` mode's replay file and checks that sourcing it fits the budget.
 async fn prepare_replay(
     supervisor: &Supervisor,
-    bash: &PathBuf,
+    bash: &Path,
     part: &[u8],
     vars: &[(OsString, OsString)],
     own: &HashMap<String, String>,
@@ -189,7 +189,7 @@ async fn prepare_replay(
 /// Wall time of one `bash -c <script>` with the snapshot's environment; `None` on failure.
 async fn time_bash(
     supervisor: &Supervisor,
-    bash: &PathBuf,
+    bash: &Path,
     script: &str,
     vars: &[(OsString, OsString)],
     own: &HashMap<String, String>,
@@ -199,7 +199,7 @@ async fn time_bash(
     env.overlay(vars.iter().cloned());
     env.harden();
     let spec = SpawnSpec {
-        program: bash.clone(),
+        program: bash.to_path_buf(),
         args: vec!["--noprofile".into(), "--norc".into(), "-c".into(), script.into()],
         cwd: PathBuf::from("/"),
         env: env.into_vars(),

@@ -229,11 +229,9 @@ impl JobTable {
     fn finish(&self, id: u64, end: JobEnd) {
         {
             let mut state = self.lock();
-            if let Some(job) = state.jobs.get_mut(&id) {
-                if job.end.is_none() {
-                    job.end = Some(end);
-                    job.finished = Some(Instant::now());
-                }
+            if let Some(job) = state.jobs.get_mut(&id).filter(|j| j.end.is_none()) {
+                job.end = Some(end);
+                job.finished = Some(Instant::now());
             }
         }
         self.inner.finished.notify_waiters();

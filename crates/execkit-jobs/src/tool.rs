@@ -292,10 +292,9 @@ impl JobTable {
             if fresh.len() > 1 {
                 let (cut, info) = truncate_tail(&result, SHARED_RESULT_LINES, SHARED_RESULT_BYTES);
                 text.push(cut.trim_end_matches('\n').to_string());
-                if info.omitted_lines > 0 || info.cut_lines > 0 {
-                    if let Some(artifact) = &job.start.artifact {
-                        text.push(format!("[full output: {artifact}]"));
-                    }
+                let cut_short = info.omitted_lines > 0 || info.cut_lines > 0;
+                if let Some(artifact) = job.start.artifact.as_ref().filter(|_| cut_short) {
+                    text.push(format!("[full output: {artifact}]"));
                 }
             } else {
                 text.push(result);

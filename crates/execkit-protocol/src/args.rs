@@ -75,16 +75,10 @@ fn rewrite(path: &str, raw: &str, hint: fn(&str) -> Option<&'static str>) -> Arg
         };
         return ArgError::new(join_path(path.rsplit_once('.').map_or("", |p| p.0), name), message);
     }
-    if let Some(rest) = raw.strip_prefix("invalid type: ") {
-        if let Some((got, expected)) = rest.split_once(", expected ") {
-            return ArgError::new(
-                field_or_arguments(path),
-                format!("expected {} (got {})", plain_expected(expected), plain_got(got)),
-            );
-        }
-    }
-    if let Some(rest) = raw.strip_prefix("invalid value: ") {
-        if let Some((got, expected)) = rest.split_once(", expected ") {
+    for prefix in ["invalid type: ", "invalid value: "] {
+        if let Some((got, expected)) =
+            raw.strip_prefix(prefix).and_then(|rest| rest.split_once(", expected "))
+        {
             return ArgError::new(
                 field_or_arguments(path),
                 format!("expected {} (got {})", plain_expected(expected), plain_got(got)),
