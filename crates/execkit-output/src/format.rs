@@ -1,7 +1,42 @@
 //! The one formatter for configured sizes (O22): `70 KiB`, `100 MiB`, `1.5 GiB`.
 
+const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
+
 /// Binary units, one decimal only when the value is not a whole unit.
 pub fn size(bytes: u64) -> String {
-    let _ = bytes;
-    todo!()
+    if bytes < 1024 {
+        return format!("{bytes} bytes");
+    }
+    let mut unit = 1024u64;
+    let mut index = 0;
+    while index + 1 < UNITS.len() && bytes / 1024 >= unit {
+        unit *= 1024;
+        index += 1;
+    }
+    let name = UNITS[index];
+    if bytes.is_multiple_of(unit) {
+        return format!("{} {name}", bytes / unit);
+    }
+    let tenths = (bytes as u128 * 10 + unit as u128 / 2) / unit as u128;
+    if tenths.is_multiple_of(10) {
+        format!("{} {name}", tenths / 10)
+    } else {
+        format!("{}.{} {name}", tenths / 10, tenths % 10)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::size;
+
+    #[test]
+    fn whole_and_fractional_units() {
+        assert_eq!(size(70 * 1024), "70 KiB");
+        assert_eq!(size(100 * 1024 * 1024), "100 MiB");
+        assert_eq!(size(3 * 512 * 1024 * 1024), "1.5 GiB");
+        assert_eq!(size(1024), "1 KiB");
+        assert_eq!(size(1000), "1000 bytes");
+        assert_eq!(size(1024 * 1024 * 1024 * 1024), "1 TiB");
+        assert_eq!(size(1536), "1.5 KiB");
+    }
 }

@@ -1,6 +1,257 @@
 //! Every text the model reads about clamping, truncation and artifacts. Pinned by snapshots.
 
+use crate::format::size;
+
+/// The O4 echo of a requested number: plain below 10^9 (≤ 3 decimals, zeros trimmed), `{:e}`
+/// from 10^9 up.
+pub fn echo_number(x: f64) -> String {
+    if !x.is_finite() {
+        return format!("{x}");
+    }
+    if x.abs() >= 1e9 {
+        return format!("{x:e}");
+    }
+    let text = format!("{x:.3}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    if text == "-0" { "0".to_string() } else { text.to_string() }
+}
+
+/// O2: the timeout is not a JSON number; `got` is e.g. `string "30"`.
+pub fn timeout_not_number(got: &str) -> String {
+    format!("expected a number of seconds (got {got})")
+}
+
+/// O2: negative, NaN or infinite timeout.
+pub fn timeout_negative(x: f64) -> String {
+    format!(
+        "must be 0 or more seconds (got {}); 0 means the longest this tool allows",
+        echo_number(x)
+    )
+}
+
+/// O4: clamped by the tool's range.
+pub fn timeout_clamped(requested: f64, used: u64, min: u64, max: u64) -> String {
+    format!("[timeout {} s clamped to {used} s (allowed {min}-{max} s)]", echo_number(requested))
+}
+
+/// O4: `timeout: 0` on a tool where 0 means the maximum.
+pub fn timeout_zero(max: u64) -> String {
+    format!("[timeout 0 clamped to {max} s (0 means the longest allowed)]")
+}
+
+/// O4: `timeout: 0` on an async job.
+pub fn timeout_async_zero() -> String {
+    "[timeout 0: no deadline; the job runs until it exits or is cancelled]".to_string()
+}
+
+/// O6: a `head`/`tail` line count above the limit.
+pub fn lines_clamped(field: &str, requested: u64, max: u64) -> String {
+    format!("[{field} {requested} clamped to {max} (allowed 0-{max})]")
+}
+
+/// O6 doctor line for an out-of-range knob.
+pub fn knob_outside(name: &str, value: &str, min: u64, max: u64, used: u64) -> String {
+    format!("{name}={value} is outside {min}..{max}; using {used}")
+}
+
+/// O9: the suffix of a cut line.
+pub fn cut_suffix(dropped: u64) -> String {
+    format!(" [... +{dropped} bytes]")
+}
+
 /// `[... <L> lines (<B> bytes) omitted ...]` (O20).
 pub fn omitted_marker(lines: u64, bytes: u64) -> String {
     format!("[... {lines} lines ({bytes} bytes) omitted ...]")
 }
+
+/// O21 window part: one shown range.
+pub fn showing_range(first: u64, last: u64, total: u64) -> String {
+    format!("Showing lines {first}-{last} of {total}")
+}
+
+/// O21 window part: head and tail ranges.
+pub fn showing_head_tail(head_last: u64, tail_first: u64, tail_last: u64, total: u64) -> String {
+    format!("Showing lines 1-{head_last} and {tail_first}-{tail_last} of {total}")
+}
+
+/// O21 window part for an empty window (bash `head: 0, tail: 0`).
+pub fn showing_none(total: u64) -> String {
+    format!("Showing no lines of {total}")
+}
+
+/// O21: appended to the window part when the byte budget ended a window.
+pub fn byte_limit(budget: u64) -> String {
+    format!(" (byte limit {})", size(budget))
+}
+
+/// O21 cut part.
+pub fn cut_part(lines: u64, max: u64, bytes: u64) -> String {
+    // The spec's exact form, also for one line, so agents can match it literally.
+    format!("{lines} long lines cut at {max} bytes ({bytes} bytes not shown)")
+}
+
+/// O21 artifact part.
+pub fn full_output(uri: &str) -> String {
+    format!("full output: {uri}")
+}
+
+/// O27 artifact part of a capped artifact.
+pub fn full_output_capped(uri: &str, cap: u64, first: u64, last: u64) -> String {
+    format!("full output: {uri} (capped at {}: lines {first}-{last} not kept)", size(cap))
+}
+
+/// O19: the artifact write failed part way.
+pub fn full_output_incomplete(error: &str, written: u64, uri: &str) -> String {
+    format!("full output incomplete ({error} after {written} bytes): {uri}")
+}
+
+/// O19: no artifact could be created.
+pub fn full_output_not_saved(reason: &str) -> String {
+    format!("full output not saved ({reason})")
+}
+
+/// O21: the footer line around its parts.
+pub fn footer(parts: &[String]) -> String {
+    format!("[{}]", parts.join("; "))
+}
+
+/// O14: the window of a binary stream.
+pub fn binary_output(bytes: u64, uri: Option<&str>, reason: Option<&str>) -> String {
+    match (uri, reason) {
+        (Some(uri), _) => format!("[binary output: {bytes} bytes, not shown; saved as {uri}]"),
+        (None, Some(reason)) => {
+            format!("[binary output: {bytes} bytes, not shown; not saved ({reason})]")
+        }
+        (None, None) => format!("[binary output: {bytes} bytes, not shown]"),
+    }
+}
+
+/// O23/B32: the body of an empty result.
+pub fn no_output() -> String {
+    "(no output)".to_string()
+}
+
+/// O27: the line written into a capped artifact where the middle was dropped.
+pub fn gap_line(first: u64, last: u64, bytes: u64, cap: u64) -> String {
+    format!("[... lines {first}-{last} ({bytes} bytes) not kept: artifact cap {} ...]", size(cap))
+}
+
+/// O27: a read that falls inside the gap.
+pub fn gap_read(first: u64, last: u64, cap: u64) -> String {
+    format!("lines {first}-{last} were not kept (artifact cap {})", size(cap))
+}
+
+/// O29: an unknown or expired id.
+pub fn artifact_not_found(id: &str, max_age_s: u64, store_bytes: u64) -> String {
+    format!(
+        "artifact {id} not found (expired or deleted; artifacts are kept {}, {} in total)",
+        age(max_age_s),
+        size(store_bytes)
+    )
+}
+
+fn age(secs: u64) -> String {
+    const DAY: u64 = 86_400;
+    const HOUR: u64 = 3_600;
+    let plural = |n: u64, unit: &str| {
+        if n == 1 { format!("1 {unit}") } else { format!("{n} {unit}s") }
+    };
+    if secs.is_multiple_of(DAY) {
+        plural(secs / DAY, "day")
+    } else if secs.is_multiple_of(HOUR) {
+        plural(secs / HOUR, "hour")
+    } else {
+        plural(secs, "second")
+    }
+}
+
+/// O29: lines asked for past the end.
+pub fn artifact_line_count(uri: &str, lines: u64) -> String {
+    format!("{uri} has {lines} lines")
+}
+
+/// O29: appended to a read of an artifact whose writer is still running.
+pub fn still_being_written() -> String {
+    "(still being written)".to_string()
+}
+
+/// O29: the footer part naming the next read.
+pub fn next_read(uri: &str, first: u64, last: u64) -> String {
+    format!("next: {uri}?lines={first}-{last}")
+}
+
+/// O29: the footer of a grep read.
+pub fn grep_summary(matches: u64, total_lines: u64, stopped_at_max: bool) -> String {
+    let noun = if matches == 1 { "match" } else { "matches" };
+    if stopped_at_max {
+        format!(
+            "{matches} {noun} in {total_lines} lines; stopped at max={matches}, raise max for more"
+        )
+    } else {
+        format!("{matches} {noun} in {total_lines} lines")
+    }
+}
+
+/// O29: grep output longer than one page.
+pub fn grep_more(lines: u64) -> String {
+    format!("{lines} more result lines not shown")
+}
+
+/// O24: why artifacts are off.
+pub fn dir_not_private(path: &str, why: &str) -> String {
+    format!("artifact directory {path} is not private ({why})")
+}
+
+/// O24: the directory could not be created or inspected.
+pub fn dir_unusable(path: &str, error: &str) -> String {
+    format!("artifact directory {path} cannot be used ({error})")
+}
+
+/// OX13 selection errors.
+pub fn sel_start_after_end(from: u64, to: u64) -> String {
+    format!("lines={from}-{to}: start after end")
+}
+
+pub fn sel_lines_start_at_one() -> String {
+    "lines start at 1".to_string()
+}
+
+pub fn sel_not_negative(key: &str, value: &str) -> String {
+    format!("{key} must be ≥ 0 (got {value})")
+}
+
+pub fn sel_bad_number(key: &str, value: &str) -> String {
+    format!("{key} must be a whole number (got {value:?})")
+}
+
+pub fn sel_max_range(value: &str) -> String {
+    format!("max must be 1..10000 (got {value})")
+}
+
+pub fn sel_context_range(value: &str) -> String {
+    format!("context must be 0..20 (got {value})")
+}
+
+pub fn sel_bad_lines(value: &str) -> String {
+    format!("lines must be <first>-<last> (got {value:?})")
+}
+
+pub fn sel_unknown_key(key: &str) -> String {
+    format!("unknown query key {key:?} (use lines, head, tail, grep, context, max)")
+}
+
+pub fn sel_conflict() -> String {
+    "use one of lines, head, tail, grep".to_string()
+}
+
+pub fn sel_context_without_grep() -> String {
+    "context and max apply to grep only".to_string()
+}
+
+pub fn grep_invalid(message: &str) -> String {
+    format!("Invalid grep pattern: {message}")
+}
+
+#[cfg(test)]
+#[path = "notice_tests.rs"]
+mod tests;

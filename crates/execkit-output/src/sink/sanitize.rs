@@ -1,0 +1,266 @@
+//! Stream sanitising (O12): raw bytes in, clean UTF-8 out, with state carried across chunks so
+//! the result never depends on where the producer's writes were split.
+//!
+//! The output keeps TAB, LF, CR and BS: the window applies CR and BS per line (O13), and the
+//! artifact keeps them so readers can apply the same rule.
+
+/// An escape sequence longer than this is not one: release it as text rather than hide an
+/// unbounded amount of output (O12 b).
+const ESCAPE_HOLD: usize = 4096;
+
+const ESC: u8 = 0x1b;
+const BEL: u8 = 0x07;
+
+/// Bytes copied as they are: printable ASCII, TAB and LF.
+const fn plain_table() -> [bool; 256] {
+    let mut table = [false; 256];
+    let mut b = 0x20;
+    while b < 0x7f {
+        table[b] = true;
+        b += 1;
+    }
+    table[b'\t' as usize] = true;
+    table[b'\n' as usize] = true;
+    table
+}
+static PLAIN: [bool; 256] = plain_table();
+
+/// Length of the leading run of [`PLAIN`] bytes. Whole blocks are tested without an early
+/// exit so the compiler can vectorise the common all-plain case.
+fn plain_run(input: &[u8]) -> usize {
+    const BLOCK: usize = 32;
+    let is_plain = |b: u8| (0x20..0x7f).contains(&b) || b == b'\n' || b == b'\t';
+    let mut done = 0;
+    for block in input.chunks_exact(BLOCK) {
+        if !block.iter().fold(true, |all, &b| all & is_plain(b)) {
+            break;
+        }
+        done += BLOCK;
+    }
+    done + input[done..].iter().position(|&b| !PLAIN[b as usize]).unwrap_or(input.len() - done)
+}
+
+/// Length of a complete CSI sequence (`ESC [` params final) at the start of `input`: the
+/// colour codes that dominate escape-heavy output, removed without the state machine.
+fn whole_csi(input: &[u8]) -> Option<usize> {
+    if input.len() < 3 || input[0] != ESC || input[1] != b'[' {
+        return None;
+    }
+    let params = input[2..].iter().position(|b| !(0x20..=0x3f).contains(b))?;
+    let end = 2 + params;
+    // Same limit as the state machine: a longer sequence is released as text there.
+    ((0x40..=0x7e).contains(&input[end]) && end < ESCAPE_HOLD + 1).then_some(end + 1)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Escape {
+    /// After ESC: an intermediate (0x20–0x2F) keeps it open, a final byte ends it.
+    Start,
+    Csi,
+    /// OSC ends at BEL or `ESC \`; DCS/SOS/PM/APC only at `ESC \`.
+    Text {
+        bel_ends: bool,
+    },
+    /// ESC seen inside a text-type sequence.
+    TextEsc {
+        bel_ends: bool,
+    },
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Sanitizer {
+    utf8: Vec<u8>,
+    escape: Option<Escape>,
+    held: Vec<u8>,
+    cr: bool,
+    pub(crate) stripped: u64,
+}
+
+impl Sanitizer {
+    /// Appends the clean form of `input` to `out`.
+    pub(crate) fn push(&mut self, input: &[u8], out: &mut Vec<u8>) {
+        let mut i = 0;
+        while i < input.len() {
+            if self.escape.is_none() && self.utf8.is_empty() && !self.cr {
+                let run = plain_run(&input[i..]);
+                out.extend_from_slice(&input[i..i + run]);
+                i += run;
+                if i == input.len() {
+                    break;
+                }
+                if let Some(len) = whole_csi(&input[i..]) {
+                    self.stripped += len as u64;
+                    i += len;
+                    continue;
+                }
+            }
+            i += self.step(&input[i..], out);
+        }
+    }
+
+    /// Flushes held state at the end of the stream: a partial UTF-8 sequence becomes U+FFFD,
+    /// an unfinished escape is released as text, a pending CR is kept.
+    pub(crate) fn finish(&mut self, out: &mut Vec<u8>) {
+        if self.escape.is_some() {
+            self.release(out);
+        }
+        if !self.utf8.is_empty() {
+            self.utf8.clear();
+            out.extend_from_slice("\u{FFFD}".as_bytes());
+        }
+        if std::mem::take(&mut self.cr) {
+            out.push(b'\r');
+        }
+    }
+
+    /// Handles the byte(s) at the start of `input` that need state; returns bytes consumed.
+    fn step(&mut self, input: &[u8], out: &mut Vec<u8>) -> usize {
+        let b = input[0];
+        if !self.utf8.is_empty() {
+            return self.continue_utf8(b, out);
+        }
+        if let Some(state) = self.escape {
+            self.escape_byte(state, b, out);
+            return 1;
+        }
+        if std::mem::take(&mut self.cr) {
+            if b == b'\n' {
+                self.stripped += 1;
+                out.push(b'\n');
+                return 1;
+            }
+            out.push(b'\r');
+        }
+        match b {
+            b'\r' => self.cr = true,
+            0x08 => out.push(b),
+            ESC => {
+                self.escape = Some(Escape::Start);
+                self.held.push(b);
+            }
+            0x80.. => return self.start_utf8(input, out),
+            _ if PLAIN[b as usize] => out.push(b),
+            _ => self.stripped += 1,
+        }
+        1
+    }
+
+    fn start_utf8(&mut self, input: &[u8], out: &mut Vec<u8>) -> usize {
+        let want = match input[0] {
+            0xc2..=0xdf => 2,
+            0xe0..=0xef => 3,
+            0xf0..=0xf4 => 4,
+            _ => 1,
+        };
+        let avail = &input[..want.min(input.len())];
+        match std::str::from_utf8(avail) {
+            Ok(text) => {
+                self.emit_char(text, out);
+                avail.len()
+            }
+            Err(err) => match err.error_len() {
+                Some(bad) => {
+                    out.extend_from_slice("\u{FFFD}".as_bytes());
+                    bad
+                }
+                None => {
+                    self.utf8.extend_from_slice(avail);
+                    avail.len()
+                }
+            },
+        }
+    }
+
+    fn continue_utf8(&mut self, b: u8, out: &mut Vec<u8>) -> usize {
+        self.utf8.push(b);
+        match std::str::from_utf8(&self.utf8) {
+            Ok(_) => {
+                let bytes = std::mem::take(&mut self.utf8);
+                if let Ok(text) = std::str::from_utf8(&bytes) {
+                    self.emit_char(text, out);
+                }
+            }
+            Err(err) => {
+                if let Some(bad) = err.error_len() {
+                    let bytes = std::mem::take(&mut self.utf8);
+                    out.extend_from_slice("\u{FFFD}".as_bytes());
+                    self.push(&bytes[bad..], out);
+                }
+            }
+        }
+        1
+    }
+
+    /// One complete non-ASCII character: C1 controls are removed, the rest copied.
+    fn emit_char(&mut self, text: &str, out: &mut Vec<u8>) {
+        if text.chars().next().is_some_and(|c| ('\u{80}'..='\u{9f}').contains(&c)) {
+            self.stripped += text.len() as u64;
+        } else {
+            out.extend_from_slice(text.as_bytes());
+        }
+    }
+
+    fn escape_byte(&mut self, state: Escape, b: u8, out: &mut Vec<u8>) {
+        self.held.push(b);
+        let next = match state {
+            Escape::Start => match b {
+                b'[' => Some(Escape::Csi),
+                b']' => Some(Escape::Text { bel_ends: true }),
+                b'P' | b'X' | b'^' | b'_' => Some(Escape::Text { bel_ends: false }),
+                0x20..=0x2f => Some(Escape::Start),
+                0x30..=0x7e => None,
+                _ => return self.abort(out),
+            },
+            Escape::Csi => match b {
+                0x20..=0x3f => Some(Escape::Csi),
+                0x40..=0x7e => None,
+                _ => return self.abort(out),
+            },
+            Escape::Text { bel_ends } => match b {
+                BEL if bel_ends => None,
+                ESC => Some(Escape::TextEsc { bel_ends }),
+                _ => Some(Escape::Text { bel_ends }),
+            },
+            Escape::TextEsc { .. } => match b {
+                b'\\' => None,
+                // ESC followed by anything else ends the string and starts a new escape.
+                _ => {
+                    self.held.pop();
+                    self.stripped += self.held.len() as u64 - 1;
+                    self.held.clear();
+                    self.held.push(ESC);
+                    self.escape = Some(Escape::Start);
+                    return self.escape_byte(Escape::Start, b, out);
+                }
+            },
+        };
+        match next {
+            None => {
+                self.stripped += self.held.len() as u64;
+                self.held.clear();
+                self.escape = None;
+            }
+            Some(_) if self.held.len() > ESCAPE_HOLD => self.release(out),
+            Some(state) => self.escape = Some(state),
+        }
+    }
+
+    /// The byte that broke a sequence is handled on its own after the sequence is dropped.
+    fn abort(&mut self, out: &mut Vec<u8>) {
+        let last = self.held.pop();
+        self.stripped += self.held.len() as u64;
+        self.held.clear();
+        self.escape = None;
+        if let Some(b) = last {
+            self.push(&[b], out);
+        }
+    }
+
+    /// Gives up on a sequence: the ESC is dropped as a control, the rest is text again.
+    fn release(&mut self, out: &mut Vec<u8>) {
+        let held = std::mem::take(&mut self.held);
+        self.escape = None;
+        self.stripped += 1;
+        self.push(&held[1..], out);
+    }
+}
