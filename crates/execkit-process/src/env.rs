@@ -1,9 +1,68 @@
 //! Environment building (spec-output O44–O48): layers, hardening, credential scrub.
 
 use std::ffi::{OsStr, OsString};
+use std::path::Path;
 
 use execkit_protocol::ArgError;
 use indexmap::IndexMap;
+
+use crate::scrub;
+
+/// Shell-state variables that would change how a spawned shell behaves (O44 layer 2).
+const SHELL_STATE: &[&str] =
+    &["BASH_ENV", "ENV", "PROMPT_COMMAND", "CDPATH", "SHELLOPTS", "BASHOPTS", "GLOBIGNORE"];
+/// Variables that force colour on output the model reads.
+const COLOUR_FORCERS: &[&str] = &["FORCE_COLOR", "CLICOLOR_FORCE", "COLORTERM"];
+
+/// O45, except `SSH_ASKPASS`, which depends on the machine.
+const HARDENING: &[(&str, &str)] = &[
+    ("PAGER", "cat"),
+    ("GIT_PAGER", "cat"),
+    ("MANPAGER", "cat"),
+    ("SYSTEMD_PAGER", "cat"),
+    ("BAT_PAGER", "cat"),
+    ("DELTA_PAGER", "cat"),
+    ("GH_PAGER", "cat"),
+    ("GLAB_PAGER", "cat"),
+    ("PSQL_PAGER", "cat"),
+    ("MYSQL_PAGER", "cat"),
+    ("HOMEBREW_PAGER", "cat"),
+    ("AWS_PAGER", ""),
+    ("LESS", "FRX"),
+    ("TERM", "dumb"),
+    ("NO_COLOR", "1"),
+    ("PYTHONUNBUFFERED", "1"),
+    ("GIT_EDITOR", "true"),
+    ("EDITOR", "true"),
+    ("VISUAL", "true"),
+    ("GIT_TERMINAL_PROMPT", "0"),
+    ("GCM_INTERACTIVE", "never"),
+    ("GH_PROMPT_DISABLED", "1"),
+    ("CI", "1"),
+    ("DEBIAN_FRONTEND", "noninteractive"),
+    ("PIP_NO_INPUT", "1"),
+    ("PIP_DISABLE_PIP_VERSION_CHECK", "1"),
+    ("TF_INPUT", "0"),
+    ("TF_IN_AUTOMATION", "1"),
+    ("COMPOSER_NO_INTERACTION", "1"),
+    ("CLOUDSDK_CORE_DISABLE_PROMPTS", "1"),
+    ("HOMEBREW_NO_AUTO_UPDATE", "1"),
+    ("npm_config_yes", "true"),
+    ("npm_config_update_notifier", "false"),
+    ("npm_config_fund", "false"),
+    ("npm_config_audit", "false"),
+    ("npm_config_progress", "false"),
+    ("PNPM_DISABLE_SELF_UPDATE_CHECK", "true"),
+    ("YARN_ENABLE_TELEMETRY", "0"),
+    ("YARN_ENABLE_PROGRESS_BARS", "0"),
+    ("CARGO_TERM_PROGRESS_WHEN", "never"),
+];
+
+/// Linux exec's limit on one `NAME=value` string (MAX_ARG_STRLEN).
+const MAX_VALUE_BYTES: usize = 131072;
+/// Caller environments beyond this are refused; exec's total limit is far higher, but an
+/// environment this large is a mistake, and it eats into the room left for arguments.
+const MAX_ENV_BYTES: usize = 1048576;
 
 /// Which names and values the scrub removes and keeps (O47).
 #[derive(Debug, Clone, Default)]
@@ -16,84 +75,148 @@ pub struct ScrubRules {
 
 impl ScrubRules {
     pub fn from_lookup(lookup: &dyn Fn(&str) -> Option<String>) -> ScrubRules {
-        let _ = lookup;
-        todo!()
+        let list = |name: &str| lookup(name).map(|v| scrub::split_list(&v)).unwrap_or_default();
+        ScrubRules { keep: list("EXECKIT_ENV_KEEP"), extra: list("EXECKIT_ENV_SCRUB_EXTRA") }
     }
 }
 
 /// An environment under construction, layer by layer (O44). Keeps insertion order.
 #[derive(Debug, Clone, Default)]
 pub struct EnvBuilder {
-    _private: (),
+    vars: IndexMap<OsString, OsString>,
+    scrubbed: Vec<String>,
 }
 
 impl EnvBuilder {
     /// Layer 1: the inherited environment of this process.
     pub fn inherited() -> EnvBuilder {
-        todo!()
+        EnvBuilder::from_vars(std::env::vars_os())
     }
 
     /// Layer 1 from explicit variables (eval kernels' allowlist, tests).
     pub fn from_vars(vars: impl IntoIterator<Item = (OsString, OsString)>) -> EnvBuilder {
-        let _ = vars;
-        todo!()
+        EnvBuilder { vars: vars.into_iter().collect(), scrubbed: Vec::new() }
     }
 
     /// Layer 2 without the scrub: shell-state variables and colour forcers.
     pub fn remove_shell_state(&mut self) {
-        todo!()
+        for name in SHELL_STATE.iter().chain(COLOUR_FORCERS) {
+            self.remove(name);
+        }
     }
 
     /// Layer 2's scrub: removes credential-like variables, remembering their names.
     pub fn scrub(&mut self, rules: &ScrubRules) {
-        let _ = rules;
-        todo!()
+        let mut removed = Vec::new();
+        self.vars.retain(|name, value| {
+            let name = name.to_string_lossy();
+            if is_credential(&name, &value.to_string_lossy(), rules) {
+                removed.push(name.into_owned());
+                false
+            } else {
+                true
+            }
+        });
+        self.scrubbed.extend(removed);
+        self.scrubbed.sort();
+        self.scrubbed.dedup();
     }
 
     /// Layer 3 (the shell snapshot) and any other plain overlay.
     pub fn overlay(&mut self, vars: impl IntoIterator<Item = (OsString, OsString)>) {
-        let _ = vars;
-        todo!()
+        for (name, value) in vars {
+            self.vars.insert(name, value);
+        }
     }
 
     /// Layer 4: O45 hardening and the O46 locale rule.
     pub fn harden(&mut self) {
-        todo!()
+        for (name, value) in HARDENING {
+            self.set(*name, *value);
+        }
+        if let Some(askpass) =
+            ["/usr/bin/false", "/bin/false"].into_iter().find(|p| Path::new(p).exists())
+        {
+            self.set("SSH_ASKPASS", askpass);
+        }
+        if ["LANG", "LC_ALL", "LC_CTYPE"].iter().all(|name| self.get(name).is_none()) {
+            self.set("LANG", "C.UTF-8");
+        }
     }
 
     pub fn set(&mut self, name: impl Into<OsString>, value: impl Into<OsString>) {
-        let _ = (name, value);
-        todo!()
+        self.vars.insert(name.into(), value.into());
     }
 
     pub fn remove(&mut self, name: &str) {
-        let _ = name;
-        todo!()
+        self.vars.shift_remove(OsStr::new(name));
     }
 
     pub fn get(&self, name: &str) -> Option<&OsStr> {
-        let _ = name;
-        todo!()
+        self.vars.get(OsStr::new(name)).map(OsString::as_os_str)
     }
 
     /// Names the scrub removed, sorted; never values.
     pub fn scrubbed(&self) -> Vec<String> {
-        todo!()
+        self.scrubbed.clone()
     }
 
     pub fn into_vars(self) -> Vec<(OsString, OsString)> {
-        todo!()
+        self.vars.into_iter().collect()
     }
 }
 
 /// True when the scrub would remove `name=value` under `rules` (O47).
 pub fn is_credential(name: &str, value: &str, rules: &ScrubRules) -> bool {
-    let _ = (name, value, rules);
-    todo!()
+    if scrub::ALWAYS_REMOVED.contains(&name) {
+        return true;
+    }
+    if scrub::kept(name, &rules.keep) {
+        return false;
+    }
+    scrub::name_matches(name, &rules.extra) || scrub::value_matches(value)
+}
+
+fn valid_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// O48: names, NUL bytes, per-value and total size.
 pub fn validate_caller_env(env: &IndexMap<String, String>) -> Result<(), ArgError> {
-    let _ = env;
-    todo!()
+    let mut total = 0;
+    for (name, value) in env {
+        if !valid_name(name) {
+            return Err(ArgError::new(
+                "env",
+                format!(
+                    "{name:?} is not a valid variable name (letters, digits, _; not starting with a digit)"
+                ),
+            ));
+        }
+        let field = format!("env.{name}");
+        if value.contains('\0') {
+            return Err(ArgError::new(field, "value contains a NUL byte"));
+        }
+        if value.len() > MAX_VALUE_BYTES {
+            return Err(ArgError::new(
+                field,
+                format!("value is {} bytes; the limit is {MAX_VALUE_BYTES}", value.len()),
+            ));
+        }
+        // `NAME=value` plus its terminating NUL, as exec counts it.
+        total += name.len() + value.len() + 2;
+    }
+    if total > MAX_ENV_BYTES {
+        return Err(ArgError::new(
+            "env",
+            format!("environment would be {total} bytes; the limit is {MAX_ENV_BYTES}"),
+        ));
+    }
+    Ok(())
 }
+
+#[cfg(test)]
+#[path = "env_tests.rs"]
+mod tests;

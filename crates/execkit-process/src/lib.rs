@@ -5,16 +5,32 @@
 //! dispositions, only the fds it was given, and containment in a cgroup v2 leaf where the
 //! machine allows it (else its process group plus a subreaper walk). [`run::run`] drives a
 //! child to its end under a deadline and a cancellation token, drains its output for a bounded
-//! time after the leader exits, and reports processes that linger. [`env`] builds the hardened,
-//! scrubbed environments every tool passes to its children.
+//! time after the leader exits, and reports processes that linger. [`mod@env`] builds the
+//! hardened, scrubbed environments every tool passes to its children.
+//!
+//! A child may run on a PTY instead of a pipe ([`SpawnSpec::pty`]); its output then comes
+//! through the same [`OutputPipe`], and [`PtyHandle`] gives the foreground process group and
+//! line-discipline flags that input-wait detection needs.
+//!
+//! Statuses are collected per pid (a pidfd says when), never with `waitpid(-1)`, so a host
+//! with children of its own keeps their statuses.
 
+mod cgroup;
 pub mod env;
+mod procfs;
+mod pty;
 pub mod run;
+mod rundir;
+mod scrub;
 mod spawn;
+mod spawner;
 mod supervisor;
 mod tree;
 
-pub use spawn::{Child, ExitStatus, OutputPipe, SpawnError, SpawnSpec, StdinMode, signal_name};
+pub use pty::{PtyHandle, PtySize, PtyUnavailable, TermMode};
+pub use spawn::{
+    Child, ExitStatus, OutputPipe, SpawnError, SpawnSpec, StdinMode, StdinPipe, signal_name,
+};
 pub use supervisor::{Containment, Supervisor, SupervisorConfig};
-pub use tree::{KillReport, ProcessTree, Unkillable};
 pub use tokio_util::sync::CancellationToken;
+pub use tree::{KillReport, ProcessTree, Unkillable};

@@ -136,13 +136,17 @@ async fn sleep_until_opt(deadline: Option<Instant>) {
 
 /// Runs `child` until its leader exits (then drains), the deadline passes, or `cancel` fires
 /// (then kills the tree and drains ≤ 500 ms).
-pub async fn run(mut child: Child, observer: &mut dyn RunObserver, limits: RunLimits) -> RunOutcome {
+pub async fn run(
+    mut child: Child,
+    observer: &mut dyn RunObserver,
+    limits: RunLimits,
+) -> RunOutcome {
     let started = Instant::now();
     let tree = child.tree();
     let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + TICK, TICK);
     ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
     let mut reader = Reader { pipe: child.take_output(), buf: vec![0; READ_BUF], observer, ticks };
-    let inode = reader.pipe.as_ref().map(OutputPipe::inode);
+    let link = reader.pipe.as_ref().map(|pipe| pipe.link().to_path_buf());
 
     let mut status = None;
     let end = {
@@ -200,7 +204,7 @@ pub async fn run(mut child: Child, observer: &mut dyn RunObserver, limits: RunLi
             .map(|pid| Lingering {
                 pid,
                 cmd: procfs::cmdline(pid, CMD_MAX_CHARS),
-                holds_output: inode.is_some_and(|inode| procfs::holds_pipe(pid, inode)),
+                holds_output: link.as_deref().is_some_and(|link| procfs::holds(pid, link)),
             })
             .collect()
     } else {

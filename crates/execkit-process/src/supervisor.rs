@@ -1,9 +1,30 @@
 //! The Supervisor: spawner thread, containment mode, run directory, live trees for `close`.
 
+use std::fs::OpenOptions;
+use std::io;
+use std::os::fd::OwnedFd;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
-use crate::spawn::{Child, SpawnError, SpawnSpec};
+use tokio::io::unix::AsyncFd;
+use tokio::sync::oneshot;
+use tokio::task::JoinSet;
+
+use crate::cgroup::{self, CgroupRoot};
+use crate::pty::{PtyHandle, PtyUnavailable};
+use crate::spawn::{Child, OutputPipe, SpawnError, SpawnSpec, StdinPipe};
+use crate::spawner::{self, Request, SpawnedOutput};
+use crate::tree::{ProcessTree, Shared, lock};
+use crate::{rundir, spawner::Spawned};
+
+/// Leaf numbers are unique per process, since every Supervisor of it shares `execkit-<pid>`.
+static NEXT_LEAF: AtomicU64 = AtomicU64::new(1);
+
+/// What `close` may take beyond the grace: the SIGKILL repeat (500 ms) and the polls.
+const CLOSE_SLACK: Duration = Duration::from_millis(900);
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SupervisorConfig {
@@ -17,6 +38,8 @@ pub struct SupervisorConfig {
     pub subreaper: bool,
     /// Try cgroup v2 containment (tests turn it off to exercise the fallback).
     pub use_cgroup: bool,
+    /// `EXECKIT_MEMORY_MAX`: `memory.max` of each leaf, when the memory controller is delegated.
+    pub memory_max: Option<u64>,
 }
 
 impl Default for SupervisorConfig {
@@ -27,6 +50,7 @@ impl Default for SupervisorConfig {
             drain_max: Duration::from_millis(2000),
             subreaper: false,
             use_cgroup: true,
+            memory_max: None,
         }
     }
 }
@@ -50,40 +74,224 @@ impl Containment {
     }
 }
 
+#[derive(Debug)]
+struct Inner {
+    config: SupervisorConfig,
+    containment: Containment,
+    cgroup: Option<CgroupRoot>,
+    run_dir: PathBuf,
+    shared: Arc<Shared>,
+    requests: Mutex<Option<mpsc::Sender<Request>>>,
+    closed: AtomicBool,
+}
+
 /// Owns every child this Toolkit starts. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Supervisor {
-    _private: (),
+    inner: Arc<Inner>,
 }
 
 impl Supervisor {
     /// Starts the spawner thread, detects containment, creates the run directory and sweeps
     /// stale ones left by dead execkit processes (O41).
     pub fn start(config: SupervisorConfig) -> std::io::Result<Supervisor> {
-        let _ = config;
-        todo!()
+        if config.subreaper {
+            // SAFETY: prctl with integer arguments only.
+            if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        let (cgroup, containment) = if config.use_cgroup {
+            match cgroup::detect() {
+                Ok(root) => {
+                    cgroup::sweep_stale(&root);
+                    let containment = Containment::Cgroup { root: root.dir.clone() };
+                    (Some(root), containment)
+                }
+                Err(reason) => (None, Containment::ProcessGroup { reason }),
+            }
+        } else {
+            let reason = "cgroup containment turned off".to_string();
+            (None, Containment::ProcessGroup { reason })
+        };
+        let cgroup_marker = cgroup.as_ref().map(|_| format!("/execkit-{}/", std::process::id()));
+        let shared = Arc::new(Shared {
+            subreaper: config.subreaper,
+            cgroup_marker,
+            trees: Mutex::new(Vec::new()),
+        });
+        let run_dir = rundir::acquire()?;
+        let requests = match spawner::start(shared.clone()) {
+            Ok(requests) => requests,
+            Err(err) => {
+                rundir::release(&run_dir);
+                return Err(err);
+            }
+        };
+        Ok(Supervisor {
+            inner: Arc::new(Inner {
+                config,
+                containment,
+                cgroup,
+                run_dir,
+                shared,
+                requests: Mutex::new(Some(requests)),
+                closed: AtomicBool::new(false),
+            }),
+        })
     }
 
     pub fn config(&self) -> &SupervisorConfig {
-        todo!()
+        &self.inner.config
     }
 
     pub fn containment(&self) -> &Containment {
-        todo!()
+        &self.inner.containment
     }
 
     /// `$XDG_RUNTIME_DIR/execkit/<pid>` or `/tmp/execkit-<uid>/<pid>`, mode 0700 (O42).
     pub fn run_dir(&self) -> &Path {
-        todo!()
+        &self.inner.run_dir
     }
 
     pub async fn spawn(&self, spec: SpawnSpec) -> Result<Child, SpawnError> {
-        let _ = spec;
-        todo!()
+        let program = spec.program.display().to_string();
+        let fail = |source: io::Error| SpawnError { program: program.clone(), source };
+        if spec.pty.is_some() && crate::pty::disabled_by(&|k| std::env::var(k).ok()) {
+            let reason = "EXECKIT_NO_PTY=1".to_string();
+            return Err(fail(io::Error::other(PtyUnavailable { reason })));
+        }
+        let leaf = self.inner.cgroup.as_ref().and_then(|root| {
+            let n = NEXT_LEAF.fetch_add(1, Ordering::Relaxed);
+            cgroup::create_leaf(root, n, self.inner.config.memory_max).ok()
+        });
+        let procs = match leaf.as_deref().map(open_procs).transpose() {
+            Ok(procs) => procs,
+            Err(err) => {
+                leaf.as_deref().map(cgroup::remove);
+                return Err(fail(err));
+            }
+        };
+        let result = self.request(spec, procs).await;
+        let spawned = match result {
+            Ok(spawned) => spawned,
+            Err(err) => {
+                leaf.as_deref().map(cgroup::remove);
+                return Err(fail(err));
+            }
+        };
+        let tree = ProcessTree::new(spawned.pid, leaf, &self.inner.shared);
+        // Membership walks lock the registry, so finished trees are found outside the lock.
+        let snapshot = lock(&self.inner.shared.trees).clone();
+        let done: Vec<ProcessTree> =
+            snapshot.into_iter().filter(ProcessTree::is_finished).collect();
+        for tree in &done {
+            // Trees waited on without `run::run` leave their empty leaves to this sweep.
+            tree.remove_leaf();
+        }
+        {
+            let mut trees = lock(&self.inner.shared.trees);
+            trees.retain(|t| !done.iter().any(|d| d.same(t)));
+            trees.push(tree.clone());
+        }
+        into_child(spawned, tree).map_err(fail)
+    }
+
+    async fn request(&self, spec: SpawnSpec, procs: Option<OwnedFd>) -> io::Result<Spawned> {
+        if self.inner.closed.load(Ordering::SeqCst) {
+            return Err(io::Error::other("the supervisor is closed"));
+        }
+        let (reply, response) = oneshot::channel();
+        let sent = lock(&self.inner.requests)
+            .as_ref()
+            .map(|tx| tx.send(Request { spec, cgroup_procs: procs, reply }).is_ok());
+        if sent != Some(true) {
+            return Err(io::Error::other("the spawner thread is gone"));
+        }
+        response.await.map_err(|_| io::Error::other("the spawner thread is gone"))?
     }
 
     /// Kills every live tree in parallel with one shared grace; returns within grace + 1 s.
     pub async fn close(&self) {
-        todo!()
+        if self.inner.closed.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let trees = std::mem::take(&mut *lock(&self.inner.shared.trees));
+        let grace = self.inner.config.kill_grace;
+        let mut kills = JoinSet::new();
+        for tree in &trees {
+            let tree = tree.clone();
+            kills.spawn(async move { tree.kill(grace).await });
+        }
+        let _ = tokio::time::timeout(grace + CLOSE_SLACK, async {
+            while kills.join_next().await.is_some() {}
+        })
+        .await;
+        for tree in &trees {
+            tree.remove_leaf();
+        }
+        self.inner.finish();
     }
 }
+
+impl Inner {
+    /// Stops the spawner thread and removes the directories; idempotent.
+    fn finish(&self) {
+        if lock(&self.requests).take().is_none() {
+            return;
+        }
+        if let Some(root) = &self.cgroup {
+            cgroup::remove(&root.dir);
+        }
+        rundir::release(&self.run_dir);
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        let trees = std::mem::take(&mut *lock(&self.shared.trees));
+        for tree in &trees {
+            tree.kill_now();
+        }
+        for tree in &trees {
+            tree.remove_leaf();
+        }
+        self.finish();
+    }
+}
+
+fn open_procs(leaf: &Path) -> io::Result<OwnedFd> {
+    let file = OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_CLOEXEC)
+        .open(leaf.join("cgroup.procs"))?;
+    Ok(file.into())
+}
+
+fn into_child(spawned: Spawned, tree: ProcessTree) -> io::Result<Child> {
+    let pidfd = match spawned.pidfd {
+        // SAFETY: an OwnedFd stays open, and is the same fd, for as long as the AsyncFd owns it.
+        Some(fd) => Some(unsafe { AsyncFd::register(fd) }?),
+        None => None,
+    };
+    let (output, pty) = match spawned.output {
+        SpawnedOutput::Pipe(fd) => (OutputPipe::new(fd)?, None),
+        SpawnedOutput::Pty(master, tty) => {
+            let (handle, chunks) = PtyHandle::start(master, tty.clone())?;
+            (OutputPipe::pty(chunks, tty), Some(handle))
+        }
+    };
+    Ok(Child {
+        pid: spawned.pid,
+        tree,
+        output: Some(output),
+        stdin: spawned.stdin.map(StdinPipe::new).transpose()?,
+        pidfd,
+        status: None,
+        pty,
+    })
+}
+
+#[cfg(test)]
+#[path = "supervisor_tests.rs"]
+mod tests;

@@ -1,0 +1,204 @@
+//! cgroup v2 containment (O35): detection, one leaf per spawn, kill, removal, stale sweep.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// `<own cgroup>/execkit-<pid>`: the parent of this process's leaves.
+#[derive(Debug, Clone)]
+pub(crate) struct CgroupRoot {
+    pub dir: PathBuf,
+    pub pids: bool,
+    pub memory: bool,
+}
+
+/// A fork bomb stops here instead of exhausting the machine's pid space.
+const PIDS_MAX: &str = "4096";
+
+/// Finds a writable cgroup v2 tree for this process, or says why there is none.
+pub(crate) fn detect() -> Result<CgroupRoot, String> {
+    let mountinfo = fs::read_to_string("/proc/self/mountinfo")
+        .map_err(|err| format!("cannot read /proc/self/mountinfo: {err}"))?;
+    let mount = cgroup2_mount(&mountinfo).ok_or("no cgroup2 filesystem is mounted")?;
+    let cgroups = fs::read_to_string("/proc/self/cgroup")
+        .map_err(|err| format!("cannot read /proc/self/cgroup: {err}"))?;
+    let own = own_v2_path(&cgroups).ok_or("this process has no cgroup v2 membership")?;
+    let own_dir = mount.join(own.trim_start_matches('/'));
+    let dir = own_dir.join(format!("execkit-{}", std::process::id()));
+    let root = CgroupRoot { dir, pids: false, memory: false };
+    ensure_root(&root).map_err(|err| format!("cannot create {}: {err}", root.dir.display()))?;
+    let controllers = fs::read_to_string(root.dir.join("cgroup.controllers")).unwrap_or_default();
+    let wanted: Vec<&str> =
+        controllers.split_whitespace().filter(|c| *c == "pids" || *c == "memory").collect();
+    if !wanted.is_empty() {
+        let line: Vec<String> = wanted.iter().map(|c| format!("+{c}")).collect();
+        let _ = fs::write(root.dir.join("cgroup.subtree_control"), line.join(" "));
+    }
+    let enabled = fs::read_to_string(root.dir.join("cgroup.subtree_control")).unwrap_or_default();
+    let has = |name: &str| enabled.split_whitespace().any(|c| c == name);
+    Ok(CgroupRoot { pids: has("pids"), memory: has("memory"), ..root })
+}
+
+/// Creates `execkit-<pid>` if it is missing (a sibling Supervisor's last leaf removal takes
+/// it away), enabling the controllers found at detection again.
+fn ensure_root(root: &CgroupRoot) -> io::Result<()> {
+    match fs::create_dir(&root.dir) {
+        Err(err) if err.kind() != io::ErrorKind::AlreadyExists => Err(err),
+        Err(_) => Ok(()),
+        Ok(()) => {
+            let wanted: Vec<&str> = [("+pids", root.pids), ("+memory", root.memory)]
+                .into_iter()
+                .filter_map(|(name, on)| on.then_some(name))
+                .collect();
+            if !wanted.is_empty() {
+                let _ = fs::write(root.dir.join("cgroup.subtree_control"), wanted.join(" "));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The mount point of the first `cgroup2` filesystem in a mountinfo text.
+pub(crate) fn cgroup2_mount(mountinfo: &str) -> Option<PathBuf> {
+    mountinfo.lines().find_map(|line| {
+        let (left, right) = line.split_once(" - ")?;
+        if right.split_whitespace().next()? != "cgroup2" {
+            return None;
+        }
+        let point = left.split_whitespace().nth(4)?;
+        Some(PathBuf::from(unescape_mount(point)))
+    })
+}
+
+fn unescape_mount(raw: &str) -> String {
+    raw.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\")
+}
+
+/// The `0::<path>` entry of `/proc/self/cgroup`.
+pub(crate) fn own_v2_path(cgroups: &str) -> Option<String> {
+    cgroups.lines().find_map(|line| line.strip_prefix("0::").map(str::to_string))
+}
+
+/// Creates leaf `c<n>` with its limits; the parent is recreated if a sibling Supervisor of
+/// this process removed it at close.
+pub(crate) fn create_leaf(
+    root: &CgroupRoot,
+    n: u64,
+    memory_max: Option<u64>,
+) -> io::Result<PathBuf> {
+    let leaf = root.dir.join(format!("c{n}"));
+    let mut attempts = 0;
+    loop {
+        ensure_root(root)?;
+        match fs::create_dir(&leaf) {
+            // The parent went away between the two calls (see `remove_leaf`).
+            Err(err) if err.kind() == io::ErrorKind::NotFound && attempts < 3 => attempts += 1,
+            other => break other?,
+        }
+    }
+    if root.pids {
+        let _ = fs::write(leaf.join("pids.max"), PIDS_MAX);
+    }
+    if let (true, Some(max)) = (root.memory, memory_max) {
+        let _ = fs::write(leaf.join("memory.max"), max.to_string());
+    }
+    Ok(leaf)
+}
+
+pub(crate) fn procs(dir: &Path) -> Vec<u32> {
+    fs::read_to_string(dir.join("cgroup.procs"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| line.trim().parse().ok())
+        .collect()
+}
+
+/// `cgroup.kill` (Linux ≥ 5.14): SIGKILL to every process in `dir` and below.
+pub(crate) fn kill_all(dir: &Path) -> bool {
+    fs::write(dir.join("cgroup.kill"), "1").is_ok()
+}
+
+pub(crate) fn remove(dir: &Path) -> bool {
+    fs::remove_dir(dir).is_ok()
+}
+
+/// Removes a leaf, and its `execkit-<pid>` parent when that is now empty, so a process that
+/// exits without closing leaves nothing behind once its last tree is gone.
+pub(crate) fn remove_leaf(leaf: &Path) -> bool {
+    let removed = remove(leaf);
+    if removed && let Some(parent) = leaf.parent() {
+        remove(parent);
+    }
+    removed
+}
+
+pub(crate) fn memory_peak(leaf: &Path) -> Option<u64> {
+    fs::read_to_string(leaf.join("memory.peak")).ok()?.trim().parse().ok()
+}
+
+pub(crate) fn oom_kills(leaf: &Path) -> u64 {
+    let events = fs::read_to_string(leaf.join("memory.events")).unwrap_or_default();
+    events.lines().find_map(|line| line.strip_prefix("oom_kill ")?.trim().parse().ok()).unwrap_or(0)
+}
+
+/// Kills and removes `execkit-<pid>` siblings whose Toolkit process is dead (O41).
+pub(crate) fn sweep_stale(root: &CgroupRoot) {
+    let Some(parent) = root.dir.parent() else { return };
+    let Ok(entries) = fs::read_dir(parent) else { return };
+    for entry in entries.filter_map(Result::ok) {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix("execkit-")) else {
+            continue;
+        };
+        let Ok(pid) = pid.parse::<u32>() else { continue };
+        if pid != std::process::id() && !crate::tree::pid_exists(pid) {
+            kill_and_remove(&entry.path());
+        }
+    }
+}
+
+fn kill_and_remove(dir: &Path) {
+    let leaves: Vec<PathBuf> = fs::read_dir(dir)
+        .map(|entries| {
+            entries.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.is_dir()).collect()
+        })
+        .unwrap_or_default();
+    if !kill_all(dir) {
+        for leaf in &leaves {
+            for pid in procs(leaf) {
+                crate::tree::send(pid, libc::SIGKILL);
+            }
+        }
+    }
+    let until = Instant::now() + Duration::from_millis(500);
+    for leaf in &leaves {
+        while !remove(leaf) && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+    remove(dir);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_hybrid_and_unified_mounts() {
+        let hybrid = "31 25 0:26 / /sys/fs/cgroup ro,nosuid - tmpfs tmpfs ro\n\
+                      41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
+        assert_eq!(cgroup2_mount(hybrid), Some(PathBuf::from("/sys/fs/cgroup/unified")));
+        let unified = "30 24 0:27 / /sys/fs/cgroup rw,nosuid shared:4 - cgroup2 cgroup2 rw\n";
+        assert_eq!(cgroup2_mount(unified), Some(PathBuf::from("/sys/fs/cgroup")));
+        let spaced = "30 24 0:27 / /mnt/my\\040cg rw - cgroup2 none rw\n";
+        assert_eq!(cgroup2_mount(spaced), Some(PathBuf::from("/mnt/my cg")));
+        assert_eq!(cgroup2_mount("30 24 0:27 / /sys rw - sysfs sysfs rw\n"), None);
+    }
+
+    #[test]
+    fn reads_v2_line() {
+        assert_eq!(own_v2_path("4:memory:/x\n0::/user.slice/a\n"), Some("/user.slice/a".into()));
+        assert_eq!(own_v2_path("4:memory:/x\n"), None);
+    }
+}

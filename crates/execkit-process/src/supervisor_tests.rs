@@ -1,0 +1,103 @@
+//! Child setup against a deliberately messy host: a leaked non-CLOEXEC fd (OX19) and a
+//! blocked signal mask inherited by the spawner thread (O34).
+
+use super::*;
+use crate::run::{self, RunLimits, RunObserver};
+use tokio_util::sync::CancellationToken;
+
+struct Collect(Vec<u8>);
+
+impl RunObserver for Collect {
+    fn output(&mut self, chunk: &[u8]) {
+        self.0.extend_from_slice(chunk);
+    }
+}
+
+fn limits() -> RunLimits {
+    RunLimits {
+        deadline: None,
+        cancel: CancellationToken::new(),
+        kill_grace: Duration::from_millis(500),
+        drain_idle: Duration::from_millis(250),
+        drain_max: Duration::from_millis(2000),
+    }
+}
+
+fn spec(script: &str) -> SpawnSpec {
+    SpawnSpec {
+        program: "/bin/bash".into(),
+        args: vec!["-c".into(), script.into()],
+        env: vec![("PATH".into(), "/usr/bin:/bin".into())],
+        ..SpawnSpec::default()
+    }
+}
+
+async fn output_of(sup: &Supervisor, script: &str) -> String {
+    let child = sup.spawn(spec(script)).await.unwrap();
+    let mut out = Collect(Vec::new());
+    run::run(child, &mut out, limits()).await;
+    String::from_utf8_lossy(&out.0).into_owned()
+}
+
+/// The fds of a plain child of the shell (a pipeline or glob would add the shell's own).
+const FD_LIST: &str = "sleep 5 & sleep 0.1; ls /proc/$!/fd | tr '\\n' ' '; kill $!";
+
+fn fallback() -> Supervisor {
+    Supervisor::start(SupervisorConfig { use_cgroup: false, ..SupervisorConfig::default() })
+        .unwrap()
+}
+
+#[tokio::test]
+async fn leaked_host_fd_is_not_inherited() {
+    // SAFETY: plain fd syscalls on fds this test owns.
+    let leaked = unsafe {
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY);
+        let high = libc::fcntl(null, libc::F_DUPFD, 107);
+        libc::close(null);
+        high
+    };
+    assert!(leaked >= 107);
+    let sup = fallback();
+    assert_eq!(output_of(&sup, FD_LIST).await, "0 1 2 ");
+    // SAFETY: closing the fd opened above.
+    unsafe { libc::close(leaked) };
+    sup.close().await;
+}
+
+#[tokio::test]
+async fn blocked_and_ignored_signals_are_reset() {
+    // SAFETY: signal-mask and disposition changes for this test thread and process; the
+    // spawner thread started below inherits the mask.
+    let sup = unsafe {
+        libc::signal(libc::SIGUSR2, libc::SIG_IGN);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGUSR1);
+        libc::sigaddset(&mut set, libc::SIGHUP);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        let sup = fallback();
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        sup
+    };
+    let text = output_of(&sup, "exec cat /proc/self/status").await;
+    for field in ["SigBlk", "SigIgn"] {
+        let line = text.lines().find(|l| l.starts_with(field)).unwrap();
+        assert!(line.ends_with("0000000000000000"), "{line}");
+    }
+    sup.close().await;
+}
+
+#[tokio::test]
+async fn spawn_after_close_fails() {
+    let sup = fallback();
+    sup.close().await;
+    let err = sup.spawn(spec("true")).await.unwrap_err();
+    assert_eq!(err.to_string(), "Failed to start /bin/bash: the supervisor is closed");
+}
+
+#[test]
+fn signal_names() {
+    assert_eq!(crate::signal_name(9), "SIGKILL");
+    assert_eq!(crate::signal_name(15), "SIGTERM");
+    assert_eq!(crate::signal_name(40), "SIG40");
+}
