@@ -757,29 +757,19 @@ async fn pty_input_fg_pgrp_and_termios() {
     sup.close().await;
 }
 
-/// Not a test on its own: runs in a child copy of this binary with EXECKIT_NO_PTY=1.
+// OT15: EXECKIT_NO_PTY=1 (`no_pty`) gives the typed error the tools fall back on.
 #[tokio::test]
-async fn helper_pty_refused() {
-    if std::env::var("EXECKIT_NO_PTY").as_deref() != Ok("1") {
-        return;
-    }
-    let sup = fallback(false);
+async fn pty_refused_gives_a_typed_error() {
+    let sup = Supervisor::start(SupervisorConfig {
+        use_cgroup: false,
+        no_pty: true,
+        ..SupervisorConfig::default()
+    })
+    .expect("supervisor starts");
     let err = sup.spawn(pty_spec("true")).await.expect_err("refused");
     assert!(err.pty_unavailable().is_some(), "{err}");
     assert_eq!(err.to_string(), "Failed to start bash: PTY unavailable: EXECKIT_NO_PTY=1");
     sup.close().await;
-}
-
-// OT15: EXECKIT_NO_PTY=1 gives the typed error the tools fall back on.
-#[test]
-fn pty_refused_gives_a_typed_error() {
-    let out = std::process::Command::new(SELF_EXE)
-        .args(["--exact", "process::helper_pty_refused", "--test-threads=1"])
-        .env("EXECKIT_NO_PTY", "1")
-        .output()
-        .expect("helper runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success() && stdout.contains("1 passed"), "{stdout}");
 }
 
 // OT11: with `pids` delegated, a fork bomb stops at pids.max and is killed at the deadline

@@ -58,9 +58,11 @@ impl BashRunner {
             Ok(launched) => launched,
             Err(result) => return result,
         };
-        let (child, started, sink, info) = launched.split();
-        let observer = Arc::new(Mutex::new(Observer::new(sink, ctx.progress.clone(), request.timeout.secs)));
         let run_cancel = CancellationToken::new();
+        let input_wait = self.inner.config.input_wait;
+        let (child, started, observer, info) =
+            launched.into_run(ctx.progress.clone(), request.timeout.secs, input_wait, &run_cancel);
+        let observer = Arc::new(Mutex::new(observer));
         let limits = self.run_limits(&request, started, run_cancel.clone());
         let (tx, mut rx) = oneshot::channel();
         let runner = self.clone();
@@ -112,7 +114,7 @@ impl BashRunner {
         let Some(observer) = Arc::try_unwrap(observer).ok().map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner())) else {
             return ToolResult::error("The command's output was still in use after it ended");
         };
-        let mut result = self.explain(&request, info, outcome, observer.sink, lingering);
+        let mut result = self.explain(&request, info, outcome, observer, lingering);
         append_before_outcome(&mut result, &notices);
         result
     }
@@ -153,7 +155,7 @@ impl BashRunner {
             let lingering = runner.kill_lingering(&outcome);
             let Some(observer) = Arc::try_unwrap(observer).ok() else { return };
             let observer = observer.into_inner().unwrap_or_else(|e| e.into_inner());
-            let result = runner.explain(&request, info, outcome, observer.sink, lingering);
+            let result = runner.explain(&request, info, outcome, observer, lingering);
             slot.finish(job_end(&result));
         });
         let shown = if body.trim().is_empty() { "(no output yet)".to_string() } else { body };

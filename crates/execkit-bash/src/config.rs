@@ -45,6 +45,11 @@ pub struct BashConfig {
     /// `EXECKIT_BASH_AUTO_BACKGROUND` (J17): foreground calls still running after this move to
     /// the background. Off by default.
     pub auto_background: Option<Duration>,
+    /// `EXECKIT_BASH_INPUT_WAIT_MS` (B25): silence on a PTY before input-wait sampling starts;
+    /// `None` (0) turns detection off.
+    pub input_wait: Option<Duration>,
+    /// `EXECKIT_NO_PTY=1`.
+    pub no_pty: bool,
     pub(crate) rules: Rules,
     /// Problems found while reading the configuration, for doctor.
     pub notes: Vec<String>,
@@ -105,6 +110,19 @@ impl BashConfig {
                 }
             },
         };
+        let input_wait = match lookup("EXECKIT_BASH_INPUT_WAIT_MS").as_deref().map(str::trim) {
+            None | Some("") => Some(Duration::from_millis(1000)),
+            Some(text) => match text.parse::<u64>() {
+                Ok(0) => None,
+                Ok(ms) => Some(Duration::from_millis(ms.min(60_000))),
+                Err(_) => {
+                    notes.push(format!(
+                        "EXECKIT_BASH_INPUT_WAIT_MS={text:?} is not a whole number; using 1000"
+                    ));
+                    Some(Duration::from_millis(1000))
+                }
+            },
+        };
         let project_rules = base_cwd.join(".execkit/bash-rules.json");
         let user_rules = home.map(|h| h.join(".execkit/bash-rules.json"));
         let mut files: Vec<&Path> = vec![project_rules.as_path()];
@@ -120,6 +138,8 @@ impl BashConfig {
             scrub: lookup("EXECKIT_BASH_ENV_SCRUB").as_deref() != Some("0"),
             lingering,
             auto_background,
+            input_wait,
+            no_pty: lookup("EXECKIT_NO_PTY").as_deref() == Some("1"),
             rules,
             notes,
         }
@@ -139,6 +159,7 @@ impl BashConfig {
             "credential scrub: {}",
             if self.scrub { "on" } else { "off (EXECKIT_BASH_ENV_SCRUB=0)" }
         ));
+        lines.push(pty_line(self.input_wait, self.no_pty));
         if let Some(after) = self.auto_background {
             lines.push(format!("auto-background after {} s", after.as_secs()));
         }
@@ -158,4 +179,19 @@ pub fn find_on_path(path: &str, name: &str) -> Option<PathBuf> {
     path.split(':').filter(|d| !d.is_empty()).map(|d| Path::new(d).join(name)).find(|p| {
         std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
     })
+}
+
+/// Doctor's PTY line: whether terminals can be opened here, and input-wait detection.
+fn pty_line(input_wait: Option<Duration>, no_pty: bool) -> String {
+    let detection = match input_wait {
+        Some(after) => format!("input-wait detection after {} ms of silence", after.as_millis()),
+        None => "input-wait detection off (EXECKIT_BASH_INPUT_WAIT_MS=0)".to_string(),
+    };
+    if no_pty {
+        return "pty: off (EXECKIT_NO_PTY=1); \"pty\": true runs without a terminal".to_string();
+    }
+    match std::fs::OpenOptions::new().read(true).write(true).open("/dev/ptmx") {
+        Ok(_) => format!("pty: available (/dev/ptmx); {detection}"),
+        Err(err) => format!("pty: unavailable (/dev/ptmx: {err}); \"pty\": true runs without a terminal"),
+    }
 }

@@ -12,7 +12,6 @@ use execkit_protocol::{Content, ToolResult};
 use serde_json::json;
 
 use crate::config::LingeringPolicy;
-use crate::progress::Observer;
 use crate::request::Request;
 use crate::result::{LingeringAction, summary_text};
 use crate::runner::{BashExtras, BashRunner};
@@ -62,8 +61,15 @@ impl BashRunner {
                 return result;
             }
         };
-        let (child, started, sink, info) = launched.split();
-        let artifact = sink.artifact().map(|a| a.uri());
+        let cancel = slot.cancel_token();
+        let run_cancel = cancel.child_token();
+        let tail = slot.tail_handle();
+        let progress: execkit_protocol::ProgressFn =
+            Arc::new(move |p: execkit_protocol::Progress| tail.set(p.tail));
+        let input_wait = self.inner.config.input_wait;
+        let (child, started, mut observer, info) =
+            launched.into_run(Some(progress), request.timeout.secs, input_wait, &run_cancel);
+        let artifact = observer.sink.artifact().map(|a| a.uri());
         if let Some(uri) = &artifact {
             slot.set_artifact(uri.clone());
         }
@@ -72,17 +78,13 @@ impl BashRunner {
         let text = start_text(&id, &request, artifact.as_deref());
         let timeout_s = request.timeout.secs;
         let runner = self.clone();
-        let tail = slot.tail_handle();
         tokio::spawn(async move {
-            let progress = Arc::new(move |p: execkit_protocol::Progress| tail.set(p.tail));
-            let mut observer = Observer::new(sink, Some(progress), request.timeout.secs);
-            let cancel = slot.cancel_token();
-            let limits = runner.run_limits(&request, started, cancel.clone());
+            let limits = runner.run_limits(&request, started, run_cancel);
             let mut outcome = runner.drive(child, &mut observer, limits).await;
             crate::runner::mark_cancelled_kill(&mut outcome, &cancel);
             let lingering = runner.kill_lingering(&outcome);
             outcome.output = None;
-            let result = runner.explain(&request, info, outcome, observer.sink, lingering);
+            let result = runner.explain(&request, info, outcome, observer, lingering);
             slot.finish(job_end(&result));
         });
         ToolResult {

@@ -8,9 +8,13 @@ use std::time::{Duration, Instant};
 use execkit_output::sink::OutputSink;
 use execkit_process::env::EnvBuilder;
 use execkit_process::run::{RunLimits, RunObserver, RunOutcome, run};
-use execkit_process::{CancellationToken, Child, ProcessTree, SpawnSpec, StdinMode};
+use execkit_process::{
+    CancellationToken, Child, ProcessTree, PtyHandle, PtySize, SpawnSpec, StdinMode,
+};
 use execkit_protocol::ToolResult;
 
+use crate::input_wait::Detector;
+use crate::progress::Observer;
 use crate::request::Request;
 use crate::result::{Finished, LingeringAction, start_failed_result};
 use crate::runner::{BashExtras, BashRunner};
@@ -27,10 +31,9 @@ pub(crate) struct Launched {
     pub child: Child,
     pub started: Instant,
     pub sink: OutputSink,
-    snap: Snapshot,
-    scrubbed: Vec<String>,
-    cwd_file: Option<PathBuf>,
-    _temp: RemoveOnDrop,
+    /// The terminal, when the command runs on one.
+    pub pty: Option<PtyHandle>,
+    info: LaunchedInfo,
 }
 
 impl BashRunner {
@@ -72,10 +75,21 @@ impl BashRunner {
             env.set("BASH_ENV", prelude.as_os_str());
             cwd_file = Some(file);
         }
-        for (name, value) in request.env.iter().chain(extras.env.iter()) {
-            env.set(name.as_str(), value.as_str());
-        }
         let scrubbed = env.scrubbed();
+        let limits = &inner.deps.limits;
+        let size = PtySize { cols: limits.pty_cols as u16, rows: limits.pty_rows as u16 };
+        let with_env = |pty: bool| {
+            let mut env = env.clone();
+            if pty {
+                env.set("TERM", "xterm-256color");
+                env.set("COLUMNS", size.cols.to_string());
+                env.set("LINES", size.rows.to_string());
+            }
+            for (name, value) in request.env.iter().chain(extras.env.iter()) {
+                env.set(name.as_str(), value.as_str());
+            }
+            env.into_vars()
+        };
 
         let mut args: Vec<OsString> = vec!["--noprofile".into(), "--norc".into()];
         if request.command.len() > SCRIPT_FILE_THRESHOLD {
@@ -87,26 +101,45 @@ impl BashRunner {
             args.push("-c".into());
             args.push(request.command.clone().into());
         }
-        let spec = SpawnSpec {
-            program: bash,
-            args,
+        let spec = |pty: bool| SpawnSpec {
+            program: bash.clone(),
+            args: args.clone(),
             arg0: Some("bash".into()),
             cwd: request.cwd.clone(),
-            env: env.into_vars(),
+            env: with_env(pty),
             stdin: if extras.stdin.is_some() { StdinMode::Pipe } else { StdinMode::Null },
+            pty: pty.then_some(size),
             ..SpawnSpec::default()
         };
-        let started = Instant::now();
-        let mut child = inner.deps.supervisor.spawn(spec).await.map_err(|err| {
+        let supervisor = &inner.deps.supervisor;
+        let mut pty_fallback = None;
+        let mut started = Instant::now();
+        let spawned = match supervisor.spawn(spec(request.pty)).await {
+            Err(err) if err.pty_unavailable().is_some() => {
+                pty_fallback = err.pty_unavailable().map(|p| p.reason.clone());
+                started = Instant::now();
+                supervisor.spawn(spec(false)).await
+            }
+            other => other,
+        };
+        let mut child = spawned.map_err(|err| {
             start_failed_result(&format!("Failed to start bash: {}", err.source))
         })?;
-        if let (Some(bytes), Some(mut stdin)) = (extras.stdin, child.take_stdin()) {
-            tokio::spawn(async move {
-                let _ = stdin.write_all(&bytes).await;
-            });
+        let pty = child.pty();
+        if let Some(bytes) = extras.stdin {
+            if let Some(mut stdin) = child.take_stdin() {
+                tokio::spawn(async move {
+                    let _ = stdin.write_all(&bytes).await;
+                });
+            } else if let Some(pty) = pty.clone() {
+                tokio::spawn(async move {
+                    let _ = pty.write_all(&bytes).await;
+                });
+            }
         }
         let sink = self.sink(request, spill_from_start);
-        Ok(Launched { child, started, sink, snap, scrubbed, cwd_file, _temp: temp })
+        let info = LaunchedInfo { snap, scrubbed, cwd_file, pty: pty.is_some(), pty_fallback, _temp: temp };
+        Ok(Launched { child, started, sink, pty, info })
     }
 
     pub(crate) fn run_limits(&self, request: &Request, started: Instant, cancel: CancellationToken) -> RunLimits {
@@ -139,9 +172,11 @@ impl BashRunner {
         request: &Request,
         launched: LaunchedInfo,
         outcome: RunOutcome,
-        sink: OutputSink,
+        observer: Observer,
         lingering: LingeringAction,
     ) -> ToolResult {
+        let input_wait = observer.detector.and_then(|d| d.found);
+        let sink = observer.sink;
         let inner = &self.inner;
         let final_cwd = launched
             .cwd_file
@@ -175,6 +210,9 @@ impl BashRunner {
             prefix: inner.config.prefix.clone(),
             artifacts: inner.deps.artifacts.as_ref().ok(),
             lingering,
+            pty: launched.pty,
+            pty_fallback: launched.pty_fallback,
+            input_wait,
         }
         .into_result()
     }
@@ -185,18 +223,27 @@ pub(crate) struct LaunchedInfo {
     snap: Snapshot,
     scrubbed: Vec<String>,
     cwd_file: Option<PathBuf>,
+    pty: bool,
+    /// Why a requested PTY could not be had (B24).
+    pty_fallback: Option<String>,
     _temp: RemoveOnDrop,
 }
 
 impl Launched {
-    pub fn split(self) -> (Child, Instant, OutputSink, LaunchedInfo) {
-        let info = LaunchedInfo {
-            snap: self.snap,
-            scrubbed: self.scrubbed,
-            cwd_file: self.cwd_file,
-            _temp: self._temp,
-        };
-        (self.child, self.started, self.sink, info)
+    /// Hands out the child and an observer that owns the sink; on a PTY the observer also
+    /// watches for input waits, and cancels `stop` when it finds one.
+    pub fn into_run(
+        self,
+        progress: Option<execkit_protocol::ProgressFn>,
+        timeout_s: Option<u64>,
+        input_wait: Option<Duration>,
+        stop: &CancellationToken,
+    ) -> (Child, Instant, Observer, LaunchedInfo) {
+        let mut observer = Observer::new(self.sink, progress, timeout_s);
+        if let (Some(pty), Some(silence)) = (self.pty, input_wait) {
+            observer.detector = Some(Detector::new(pty, self.child.tree(), stop.clone(), silence));
+        }
+        (self.child, self.started, observer, self.info)
     }
 }
 

@@ -13,6 +13,7 @@ mod background;
 mod config;
 mod cwd;
 mod extras;
+mod input_wait;
 mod jobs;
 mod launch;
 mod lexer;

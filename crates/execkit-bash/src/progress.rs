@@ -6,6 +6,8 @@ use execkit_output::sink::OutputSink;
 use execkit_process::run::RunObserver;
 use execkit_protocol::{Progress, ProgressFn};
 
+use crate::input_wait::{Detector, last_line};
+
 /// Events go out at most this often, and only when the output grew.
 const MIN_INTERVAL: Duration = Duration::from_millis(100);
 /// A heartbeat after this much silence, so a client knows the call is alive.
@@ -13,6 +15,8 @@ const HEARTBEAT: Duration = Duration::from_secs(5);
 
 pub(crate) struct Observer {
     pub sink: OutputSink,
+    /// Set for PTY runs: watches for a command blocked on terminal input.
+    pub detector: Option<Detector>,
     progress: Option<ProgressFn>,
     started: Instant,
     deadline_ms: Option<u64>,
@@ -25,6 +29,7 @@ impl Observer {
         let now = Instant::now();
         Observer {
             sink,
+            detector: None,
             progress,
             started: now,
             deadline_ms: timeout_s.map(|s| s * 1000),
@@ -72,10 +77,17 @@ impl Observer {
 impl RunObserver for Observer {
     fn output(&mut self, chunk: &[u8]) {
         self.sink.push(chunk);
+        if let Some(detector) = &mut self.detector {
+            detector.saw_output();
+        }
         self.maybe_send();
     }
 
     fn tick(&mut self) {
+        if let Some(detector) = &mut self.detector {
+            let sink = &self.sink;
+            detector.tick(|| last_line(&sink.snapshot()));
+        }
         self.maybe_send();
     }
 }

@@ -14,6 +14,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::extras::{MAX_IMAGE_BYTES, find_image, image_notice, take_hints};
+use crate::input_wait::{self, InputWait};
 use crate::meaning::{CommandKind, ExitMeaning, command_kind, exit_meaning, wanted_terminal};
 use crate::normalize::TailRewrite;
 use crate::request::Request;
@@ -68,6 +69,8 @@ struct Structured<'a> {
     hints: Vec<IndexMap<String, String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     prefix: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    input_wait: Option<InputWait>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     timed_out: bool,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -110,6 +113,9 @@ pub(crate) struct Finished<'a> {
     pub prefix: Option<String>,
     pub artifacts: Option<&'a ArtifactStore>,
     pub lingering: LingeringAction,
+    pub pty: bool,
+    pub pty_fallback: Option<String>,
+    pub input_wait: Option<InputWait>,
 }
 
 impl Finished<'_> {
@@ -117,11 +123,13 @@ impl Finished<'_> {
         let request = self.request;
         let outcome = &self.outcome;
         let summary = &self.summary;
+        let waiting = self.input_wait.as_ref();
         let timed_out = outcome.end == RunEnd::TimedOut;
-        let cancelled = outcome.end == RunEnd::Cancelled;
+        let cancelled = outcome.end == RunEnd::Cancelled && waiting.is_none();
         let status = outcome.status;
-        let signal = status.and_then(|s| s.signal).filter(|_| !timed_out && !cancelled);
-        let exit_code = if timed_out || cancelled {
+        let signal =
+            status.and_then(|s| s.signal).filter(|_| !timed_out && !cancelled && waiting.is_none());
+        let exit_code = if timed_out || cancelled || waiting.is_some() {
             None
         } else {
             status.and_then(|s| s.code.or(s.signal.map(|sig| 128 + sig)))
@@ -141,7 +149,10 @@ impl Finished<'_> {
         lines.extend(request.notices.iter().cloned());
 
         let mut meaning = None;
-        let outcome_line = if timed_out {
+        let wait_texts = waiting.map(input_wait::texts);
+        let outcome_line = if let Some((_, line)) = &wait_texts {
+            Some(line.clone())
+        } else if timed_out {
             Some(format!(
                 "[Command timed out after {} seconds]",
                 request.timeout.secs.unwrap_or_default()
@@ -196,12 +207,8 @@ impl Finished<'_> {
         if let Some(line) = lingering_line(&outcome.lingering, &self.lingering) {
             lines.push(line);
         }
-        if request.pty {
-            lines.push(
-                "[pty unavailable (terminal mode is not supported by this build); ran without a \
-                 terminal]"
-                    .to_string(),
-            );
+        if let Some(reason) = &self.pty_fallback {
+            lines.push(format!("[pty unavailable ({reason}); ran without a terminal]"));
         }
         if let Some(reason) = &self.snapshot_notice {
             lines.push(format!(
@@ -216,6 +223,9 @@ impl Finished<'_> {
                 names.join(", ")
             ));
         }
+        if let Some((advice, _)) = &wait_texts {
+            lines.push(advice.clone());
+        }
         lines.extend(outcome_line);
         for line in lines {
             text.push('\n');
@@ -229,7 +239,9 @@ impl Finished<'_> {
             });
         }
 
-        let state = if timed_out {
+        let state = if waiting.is_some() {
+            "waiting_for_input"
+        } else if timed_out {
             "timed_out"
         } else if cancelled {
             "cancelled"
@@ -248,7 +260,7 @@ impl Finished<'_> {
             requested_timeout_s: request.timeout.requested,
             cwd: request.cwd.display().to_string(),
             final_cwd,
-            pty: false,
+            pty: self.pty,
             truncation: summary.truncation.clone(),
             artifact: summary.artifact.as_ref().map(|a| a.uri()),
             normalized: request.normalized.as_ref(),
@@ -260,6 +272,7 @@ impl Finished<'_> {
             command_kind: command_kind(&request.original),
             hints,
             prefix: self.prefix.clone(),
+            input_wait: self.input_wait.clone(),
             timed_out,
             cancelled,
             oom: outcome.oom,

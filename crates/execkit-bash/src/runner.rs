@@ -19,7 +19,6 @@ use indexmap::IndexMap;
 use tokio::sync::watch;
 
 use crate::config::{BashConfig, SnapshotMode};
-use crate::progress::Observer;
 use crate::request::{Rejection, Request, prepare};
 use crate::result::blocked_result;
 use crate::rules::blocked_text;
@@ -155,13 +154,19 @@ impl BashRunner {
             Ok(launched) => launched,
             Err(result) => return result,
         };
-        let (child, started, sink, info) = launched.split();
-        let mut observer = Observer::new(sink, ctx.progress.clone(), request.timeout.secs);
-        let limits = self.run_limits(&request, started, ctx.cancel.clone());
+        // A child of the caller's token, so input-wait detection can stop this run alone.
+        let run_cancel = ctx.cancel.child_token();
+        let (child, started, mut observer, info) = launched.into_run(
+            ctx.progress.clone(),
+            request.timeout.secs,
+            self.inner.config.input_wait,
+            &run_cancel,
+        );
+        let limits = self.run_limits(&request, started, run_cancel);
         let mut outcome = self.drive(child, &mut observer, limits).await;
         mark_cancelled_kill(&mut outcome, &ctx.cancel);
         let lingering = self.handle_lingering(&mut outcome);
-        self.explain(&request, info, outcome, observer.sink, lingering)
+        self.explain(&request, info, outcome, observer, lingering)
     }
 
     pub(crate) async fn wait_snapshot(&self) -> Snapshot {

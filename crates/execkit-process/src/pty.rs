@@ -47,11 +47,6 @@ pub struct TermMode {
 const READ_QUEUE: usize = 16;
 const READ_CHUNK: usize = 64 * 1024;
 
-/// `EXECKIT_NO_PTY=1` turns PTYs off.
-pub(crate) fn disabled_by(lookup: &dyn Fn(&str) -> Option<String>) -> bool {
-    lookup("EXECKIT_NO_PTY").as_deref() == Some("1")
-}
-
 /// An open pair: the master, the slave's path (opened again by the child) and the slave
 /// handle, held until the child has exec'd.
 pub(crate) struct OpenPty {

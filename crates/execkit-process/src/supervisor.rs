@@ -40,6 +40,8 @@ pub struct SupervisorConfig {
     pub use_cgroup: bool,
     /// `EXECKIT_MEMORY_MAX`: `memory.max` of each leaf, when the memory controller is delegated.
     pub memory_max: Option<u64>,
+    /// `EXECKIT_NO_PTY=1`: PTY spawns fail with [`crate::PtyUnavailable`] and tools fall back.
+    pub no_pty: bool,
 }
 
 impl Default for SupervisorConfig {
@@ -51,6 +53,7 @@ impl Default for SupervisorConfig {
             subreaper: false,
             use_cgroup: true,
             memory_max: None,
+            no_pty: false,
         }
     }
 }
@@ -157,7 +160,7 @@ impl Supervisor {
     pub async fn spawn(&self, spec: SpawnSpec) -> Result<Child, SpawnError> {
         let program = spec.program.display().to_string();
         let fail = |source: io::Error| SpawnError { program: program.clone(), source };
-        if spec.pty.is_some() && crate::pty::disabled_by(&|k| std::env::var(k).ok()) {
+        if spec.pty.is_some() && self.config().no_pty {
             let reason = "EXECKIT_NO_PTY=1".to_string();
             return Err(fail(io::Error::other(PtyUnavailable { reason })));
         }

@@ -85,6 +85,7 @@ impl ToolkitBuilder {
             subreaper: self.subreaper,
             use_cgroup: lookup("EXECKIT_NO_CGROUP").as_deref() != Some("1"),
             memory_max: memory_max(&lookup)?,
+            no_pty: lookup("EXECKIT_NO_PTY").as_deref() == Some("1"),
         })
         .map_err(|e| format!("failed to start the process supervisor: {e}"))?;
         let store_limits = StoreLimits {
