@@ -134,7 +134,9 @@ impl Detector {
             if let Some(detected_by) = detected {
                 self.found = Some(InputWait {
                     prompt: cut_prompt(&prompt()),
-                    input_hidden: mode.is_some_and(|m| !m.echo),
+                    // Echo off in line mode is a password prompt; full-screen programs turn off
+                    // both echo and line mode and show what they read themselves.
+                    input_hidden: mode.is_some_and(|m| !m.echo && m.icanon),
                     pid,
                     cmd: cmdline(pid),
                     detected_by,
