@@ -674,3 +674,39 @@ async fn async_jobs_can_use_a_pty() {
     let poll = kit.call("job", json!({"poll": [id]})).await;
     assert!(poll.text().ends_with("\nterminal"), "{}", poll.text());
 }
+
+#[tokio::test]
+async fn cancelling_never_waits_for_the_kill() {
+    let kit = Kit::new();
+    let cancel = execkit_process::CancellationToken::new();
+    let ctx = execkit::CallContext { progress: None, cancel: cancel.clone() };
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        trigger.cancel();
+    });
+    let started = Instant::now();
+    let out = kit
+        .toolkit
+        .call("bash", json!({"command": "trap '' TERM; sleep 1000.8383"}), ctx)
+        .await;
+    assert!(started.elapsed() < Duration::from_millis(1500), "took {:?}", started.elapsed());
+    assert!(out.text().ends_with("[Command cancelled]"), "{}", out.text());
+    let deadline = Instant::now() + Duration::from_secs(6);
+    while !pids_with("sleep 1000.8383").is_empty() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(pids_with("sleep 1000.8383").is_empty(), "the kill finished in the background");
+}
+
+#[tokio::test]
+async fn leading_cd_before_a_subshell() {
+    let kit = Kit::new();
+    std::fs::create_dir_all(kit.work().join("sub")).unwrap();
+    let out = kit.bash(json!({"command": "cd sub && (basename $PWD)"})).await;
+    assert_eq!(out.text(), "sub");
+    let out = kit.bash(json!({"command": "[[ -e /nonexistent ]]"})).await;
+    assert_eq!(out.text(), "(no output)\nCommand exited with code 1 (the test is false)");
+    let out = kit.bash(json!({"command": "seq 1 10", "head": 0, "tail": 0})).await;
+    assert!(out.text().starts_with("[Showing no lines of 10; full output: artifact://"), "{}", out.text());
+}

@@ -216,10 +216,14 @@ async fn slow_foreground_call_moves_to_the_background() {
         .await;
     assert!(started.elapsed() < Duration::from_secs(2), "took {:?}", started.elapsed());
     assert!(!out.is_error());
-    assert_eq!(
-        out.text(),
-        "early\n[Still running after 1 s; continuing as background job bg_1 (deadline in 19 s). \
-         Wait for it with job {\"poll\": [\"bg_1\"]}]"
+    let text = out.text();
+    assert!(text.starts_with("early\n[output so far: artifact://"), "{text}");
+    assert!(
+        text.ends_with(
+            "]\n[Still running after 1 s; continuing as background job bg_1 (deadline in 19 s). \
+             Wait for it with job {\"poll\": [\"bg_1\"]}]"
+        ),
+        "{text}"
     );
     let poll = kit.call("job", json!({"poll": ["bg_1"]})).await;
     let text = poll.text();
@@ -232,4 +236,19 @@ async fn slow_foreground_call_moves_to_the_background() {
 
     let quick = kit.bash(json!({"command": "echo fast"})).await;
     assert_eq!(quick.text(), "fast", "quick calls stay in the foreground");
+}
+
+#[tokio::test]
+async fn adopted_processes_keep_the_calls_deadline() {
+    let kit = Kit::new();
+    let out = kit
+        .bash(json!({"command": "(setsid sleep 1000.7373 &); echo hi", "timeout": 2}))
+        .await;
+    assert!(out.text().starts_with("hi\n[1 process is still running"), "{}", out.text());
+    assert_eq!(out.field("lingering")["job_id"], json!("bg_1"));
+    let poll = kit.call("job", json!({"poll": ["bg_1"]})).await;
+    let text = poll.text();
+    assert!(text.contains("### bg_1 · timed_out · "), "{text}");
+    assert!(text.ends_with("[The adopted processes were stopped at the call's deadline]"), "{text}");
+    assert!(pids_with("sleep 1000.7373").is_empty());
 }

@@ -1,10 +1,11 @@
 //! execkit benchmarks. Each case measures execkit and a baseline in the same run and prints
 //! the ratio, because absolute times drift on shared machines.
 //!
-//! `cargo run --release -p execkit-bench -- [all|bash-overhead|sink|flood-rss]`
+//! `cargo run --release -p execkit-bench -- [all|bash-overhead|sink|flood-rss|input-wait]`
 
 #![allow(clippy::print_stdout, clippy::disallowed_methods)]
 
+mod input_wait;
 mod overhead;
 mod rss;
 mod sink;
@@ -29,8 +30,12 @@ fn main() {
     if run_all || which == "flood-rss" {
         rss::flood();
     }
-    if !run_all && !["bash-overhead", "sink", "flood-rss"].contains(&which.as_str()) {
-        println!("unknown benchmark {which:?}; expected all, bash-overhead, sink or flood-rss");
+    if run_all || which == "input-wait" {
+        runtime.block_on(input_wait::latency());
+    }
+    let known = ["bash-overhead", "sink", "flood-rss", "input-wait"];
+    if !run_all && !known.contains(&which.as_str()) {
+        println!("unknown benchmark {which:?}; expected all or one of {}", known.join(", "));
         std::process::exit(2);
     }
 }

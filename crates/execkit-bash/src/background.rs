@@ -64,32 +64,40 @@ impl BashRunner {
             launched.into_run(ctx.progress.clone(), request.timeout.secs, input_wait, &run_cancel);
         let observer = Arc::new(Mutex::new(observer));
         let limits = self.run_limits(&request, started, run_cancel.clone());
+        let deadline = limits.deadline;
         let (tx, mut rx) = oneshot::channel();
         let runner = self.clone();
         let task_observer = observer.clone();
         tokio::spawn(async move {
             let mut shared = Shared(task_observer);
             let outcome = runner.drive(child, &mut shared, limits).await;
+            // Let go of the observer before the outcome is seen, so the receiver owns it alone.
+            drop(shared);
             let _ = tx.send(outcome);
         });
         // Dropping this call's future cancels the run, until a job owns it.
         let guard = run_cancel.clone().drop_guard();
         let threshold = match request.timeout.secs {
-            Some(secs) => after.min(Duration::from_secs(secs.saturating_sub(1).max(1))),
+            Some(secs) => after.min(Duration::from_secs(secs.saturating_sub(1))),
             None => after,
         };
         let mut notices = Vec::new();
         let moved_at = started + threshold;
+        let mut cancelled = false;
         let outcome = loop {
             tokio::select! {
                 outcome = &mut rx => break outcome.ok(),
-                _ = ctx.cancel.cancelled() => run_cancel.cancel(),
-                _ = tokio::time::sleep_until(moved_at.into()), if notices.is_empty() => {
+                _ = ctx.cancel.cancelled(), if !cancelled => {
+                    cancelled = true;
+                    run_cancel.cancel();
+                }
+                _ = tokio::time::sleep_until(moved_at.into()), if notices.is_empty() && !cancelled => {
                     let start = JobStart {
                         label: label(&request.original),
                         timeout_s: request.timeout.secs,
                         artifact: None,
                         adopted: false,
+                        began: Some(started),
                     };
                     match self.inner.deps.jobs.register(start) {
                         Ok(slot) => {
@@ -110,7 +118,7 @@ impl BashRunner {
             return ToolResult::error("The command's supervisor ended without a result");
         };
         mark_cancelled_kill(&mut outcome, &ctx.cancel);
-        let lingering = self.handle_lingering(&mut outcome);
+        let lingering = self.handle_lingering(&mut outcome, deadline);
         let Some(observer) = Arc::try_unwrap(observer).ok().map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner())) else {
             return ToolResult::error("The command's output was still in use after it ended");
         };
@@ -137,6 +145,7 @@ impl BashRunner {
             Some(secs) => format!("deadline in {} s", secs.saturating_sub(elapsed)),
             None => "no deadline".to_string(),
         };
+        let notices = request.notices.clone();
         let runner = self.clone();
         let job_cancel = slot.cancel_token();
         tokio::spawn(async move {
@@ -159,11 +168,18 @@ impl BashRunner {
             slot.finish(job_end(&result));
         });
         let shown = if body.trim().is_empty() { "(no output yet)".to_string() } else { body };
-        let text = format!(
-            "{}\n[Still running after {elapsed} s; continuing as background job {id} ({deadline}). \
-             Wait for it with job {{\"poll\": [\"{id}\"]}}]",
-            shown.trim_end_matches('\n')
-        );
+        let mut text = shown.trim_end_matches('\n').to_string();
+        if let Some(uri) = &artifact {
+            text.push_str(&format!("\n[output so far: {uri}]"));
+        }
+        for notice in &notices {
+            text.push('\n');
+            text.push_str(notice);
+        }
+        text.push_str(&format!(
+            "\n[Still running after {elapsed} s; continuing as background job {id} ({deadline}). \
+             Wait for it with job {{\"poll\": [\"{id}\"]}}]"
+        ));
         ToolResult {
             content: vec![Content::text(text)],
             structured_content: Some(json!({"job_id": id, "state": "running", "artifact": artifact})),

@@ -42,14 +42,20 @@ pub(crate) fn check(dir: &Path, base: &Path) -> Result<(), String> {
         Ok(meta) if !meta.is_dir() => {
             Err(format!("Working directory is not a directory: {}", dir.display()))
         }
-        Ok(_) => match std::fs::read_dir(dir) {
-            Err(err) if err.kind() == std::io::ErrorKind::PermissionDenied => Err(format!(
-                "Working directory is not accessible: {} (permission denied)",
-                dir.display()
-            )),
-            _ => Ok(()),
-        },
+        Ok(_) if !searchable(dir) => Err(format!(
+            "Working directory is not accessible: {} (permission denied)",
+            dir.display()
+        )),
+        Ok(_) => Ok(()),
     }
+}
+
+/// `cd` needs search (x) permission on the directory, not read permission.
+fn searchable(dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(path) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else { return false };
+    // SAFETY: `path` is a valid NUL-terminated string for the duration of the call.
+    unsafe { libc::access(path.as_ptr(), libc::X_OK) == 0 }
 }
 
 #[cfg(test)]

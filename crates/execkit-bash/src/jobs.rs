@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use execkit_jobs::{JobEnd, JobSlot, JobStart, JobState};
 use execkit_output::sink::{OutputSink, SinkConfig};
@@ -44,6 +44,7 @@ impl BashRunner {
             timeout_s: request.timeout.secs,
             artifact: None,
             adopted: false,
+            began: None,
         };
         let slot = match self.inner.deps.jobs.register(start) {
             Ok(slot) => slot,
@@ -100,8 +101,13 @@ impl BashRunner {
         }
     }
 
-    /// B31 for a foreground call: adopt what is left as a job, or kill it.
-    pub(crate) fn handle_lingering(&self, outcome: &mut RunOutcome) -> LingeringAction {
+    /// B31 for a foreground call: adopt what is left as a job, or kill it. The job keeps the
+    /// call's deadline, so a fork bomb whose leader exits at once still ends on time.
+    pub(crate) fn handle_lingering(
+        &self,
+        outcome: &mut RunOutcome,
+        deadline: Option<Instant>,
+    ) -> LingeringAction {
         if outcome.lingering.is_empty() {
             return LingeringAction::None;
         }
@@ -111,9 +117,11 @@ impl BashRunner {
         let first = &outcome.lingering[0];
         let start = JobStart {
             label: label(&first.cmd),
-            timeout_s: None,
+            timeout_s: deadline
+                .map(|d| d.saturating_duration_since(Instant::now()).as_secs_f64().ceil() as u64),
             artifact: None,
             adopted: true,
+            began: None,
         };
         let Ok(slot) = self.inner.deps.jobs.register(start) else {
             return self.kill_lingering(outcome);
@@ -128,7 +136,7 @@ impl BashRunner {
         let tree = outcome.tree.clone();
         let pipe = outcome.output.take();
         let grace = self.kill_grace();
-        tokio::spawn(watch_adopted(tree, pipe, sink, slot, grace));
+        tokio::spawn(watch_adopted(Adopted { tree, pipe, sink, slot, grace, deadline }));
         LingeringAction::Adopted(id)
     }
 
@@ -186,14 +194,26 @@ pub(crate) fn job_end(result: &ToolResult) -> JobEnd {
     }
 }
 
-/// Follows adopted processes until they are gone or the job is cancelled.
-async fn watch_adopted(
+/// Processes a foreground call left behind, and what follows them.
+struct Adopted {
     tree: ProcessTree,
-    mut pipe: Option<OutputPipe>,
-    mut sink: OutputSink,
+    pipe: Option<OutputPipe>,
+    sink: OutputSink,
     slot: JobSlot,
     grace: Duration,
-) {
+    deadline: Option<Instant>,
+}
+
+async fn sleep_until_opt(deadline: Option<Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Follows adopted processes until they are gone, the deadline passes, or the job is cancelled.
+async fn watch_adopted(adopted: Adopted) {
+    let Adopted { tree, mut pipe, mut sink, slot, grace, deadline } = adopted;
     let cancel = slot.cancel_token();
     let tail = slot.tail_handle();
     let mut buf = vec![0u8; 64 << 10];
@@ -220,12 +240,17 @@ async fn watch_adopted(
                 tree.kill(grace).await;
                 break JobState::Cancelled;
             }
+            _ = sleep_until_opt(deadline) => {
+                tree.kill(grace).await;
+                break JobState::TimedOut;
+            }
         }
     };
     let summary = sink.finish();
     let mut text = summary_text(&summary);
     text.push_str(match state {
         JobState::Cancelled => "\n[Command cancelled]",
+        JobState::TimedOut => "\n[The adopted processes were stopped at the call's deadline]",
         _ => "\n[The adopted processes exited]",
     });
     slot.finish(JobEnd { state, exit_code: None, signal: None, text });

@@ -26,6 +26,9 @@ const SCRIPT_FILE_THRESHOLD: usize = 96 << 10;
 
 static CALLS: AtomicU64 = AtomicU64::new(0);
 
+/// The whole environment a command may get (O48), counted as `NAME=value\0` strings.
+const MAX_ENV_BYTES: usize = 1 << 20;
+
 /// A started bash process with what is needed to explain its run.
 pub(crate) struct Launched {
     pub child: Child,
@@ -60,7 +63,10 @@ impl BashRunner {
         if inner.config.scrub {
             env.scrub(&inner.deps.scrub_rules);
         }
-        env.overlay(snap.vars.iter().cloned());
+        // A caller's own BASH_ENV means no snapshot and no prelude (B16).
+        if !caller_bash_env {
+            env.overlay(snap.vars.iter().cloned());
+        }
         env.harden();
         env.set("EXECKIT", "1");
         env.set("PWD", request.cwd.as_os_str());
@@ -90,6 +96,13 @@ impl BashRunner {
             }
             env.into_vars()
         };
+        let total: usize = with_env(request.pty).iter().map(|(k, v)| k.len() + v.len() + 2).sum();
+        if total > MAX_ENV_BYTES {
+            return Err(ToolResult::error(format!(
+                "Invalid argument \"env\": environment would be {total} bytes; the limit is \
+                 {MAX_ENV_BYTES}"
+            )));
+        }
 
         let mut args: Vec<OsString> = vec!["--noprofile".into(), "--norc".into()];
         if request.command.len() > SCRIPT_FILE_THRESHOLD {
@@ -183,12 +196,23 @@ impl BashRunner {
             .as_ref()
             .and_then(|f| std::fs::read_to_string(f).ok())
             .filter(|s| !s.is_empty());
-        let snapshot_notice = launched
-            .snap
-            .fallback
-            .as_ref()
-            .filter(|_| inner.snapshot_notice_due.swap(false, Ordering::Relaxed))
-            .cloned();
+        let snap = &launched.snap;
+        let snapshot_notice = match (&snap.fallback, &snap.full_fallback) {
+            (Some(reason), _) => Some(format!(
+                "[Shell startup files not applied ({reason}); running with the inherited environment]"
+            )),
+            (None, Some(reason)) => Some(format!(
+                "[Shell aliases and functions not applied ({reason}); running with the login \
+                 shell's environment only]"
+            )),
+            (None, None) => None,
+        }
+        .filter(|_| inner.snapshot_notice_due.swap(false, Ordering::Relaxed));
+        let snapshot_mode = match (&snap.fallback, &snap.full_fallback) {
+            (Some(_), _) => "fallback",
+            (None, Some(_)) => "env",
+            (None, None) => inner.config.snapshot.as_str(),
+        };
         let scrub_notice = (!launched.scrubbed.is_empty()
             && inner.scrub_notice_due.swap(false, Ordering::Relaxed))
         .then(|| launched.scrubbed.clone());
@@ -200,11 +224,7 @@ impl BashRunner {
             final_cwd,
             containment: inner.deps.supervisor.containment().as_str(),
             scrubbed: launched.scrubbed,
-            snapshot_mode: if launched.snap.fallback.is_some() {
-                "fallback"
-            } else {
-                inner.config.snapshot.as_str()
-            },
+            snapshot_mode,
             snapshot_notice,
             scrub_notice,
             prefix: inner.config.prefix.clone(),

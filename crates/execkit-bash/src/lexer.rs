@@ -55,7 +55,7 @@ pub(crate) struct Lexed {
 
 const RESERVED: &[&str] = &[
     "if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case", "esac",
-    "select", "function", "{", "}", "[[", "]]", "!", "coproc", "time",
+    "select", "function", "{", "}", "!", "coproc", "time",
 ];
 
 pub(crate) fn lex(command: &str) -> Lexed {

@@ -72,8 +72,11 @@ fn command_words(stage: &[String]) -> Vec<String> {
             Some(w) if lexer::is_assignment(w) => words = &words[1..],
             Some(w) if WRAPPERS.contains(&basename(w)) => {
                 words = &words[1..];
-                while words.first().is_some_and(|w| w.starts_with('-')) {
-                    words = &words[1..];
+                while let Some(option) = words.first().filter(|w| w.starts_with('-')) {
+                    // Options that take a separate argument: `nice -n 10`, `sudo -u root`,
+                    // `env -u NAME`.
+                    let takes_value = matches!(option.as_str(), "-n" | "-u" | "-g" | "-C");
+                    words = &words[if takes_value { 2.min(words.len()) } else { 1 }..];
                 }
             }
             _ => break,
@@ -158,6 +161,9 @@ mod tests {
         assert_eq!(m("nosuchcmd", 127).as_deref(), Some("command not found"));
         assert_eq!(m("sleep 5", 137).as_deref(), Some("a process died from SIGKILL"));
         assert_eq!(m("[ -f x ]", 1).as_deref(), Some("the test is false"));
+        assert_eq!(m("[[ -f x ]]", 1).as_deref(), Some("the test is false"));
+        assert_eq!(m("nice -n 10 grep zzz f", 1).as_deref(), Some("no lines matched"));
+        assert_eq!(m("sudo -u nobody grep zzz f", 1).as_deref(), Some("no lines matched"));
     }
 
     #[test]

@@ -107,16 +107,19 @@ fn one_cd(command: &str) -> Option<(CdStep, String)> {
     }
     let Some(Token::Word { span: dir_span, text: dir, .. }) = tokens.next() else { return None };
     let Some(Token::Op { op: Op::And, span: and_span }) = tokens.next() else { return None };
-    let next = tokens.next()?;
-    let next_start = match next {
-        Token::Word { span, .. } => span.start,
-        Token::Op { .. } => return None,
-    };
-    let raw = &command[dir_span.start..dir_span.end];
-    if !plain_dir_word(raw) || dir == "-" || (dir.starts_with('~') && !is_home_form(dir)) {
+    if let Some(Token::Op { .. }) = tokens.next() {
         return None;
     }
-    let rest = command[next_start..].to_string();
+    let raw = &command[dir_span.start..dir_span.end];
+    let quoted = raw.starts_with(['\'', '"']);
+    // A quoted `~` is a literal directory name; bash does not expand it.
+    if !plain_dir_word(raw) || dir == "-" || (dir.starts_with('~') && (quoted || !is_home_form(dir)))
+    {
+        return None;
+    }
+    // The rest is taken from the text after `&&`, not from the next token, which may follow
+    // syntax the lexer skips (a `(` opening a subshell).
+    let rest = command[and_span.end..].trim_start().to_string();
     if rest.trim().is_empty() {
         return None;
     }
@@ -234,6 +237,8 @@ mod tests {
         assert_eq!(steps[0].source, "cd a &&");
         assert_eq!(rest, "make -j2");
         assert_eq!(strip_leading_cd("cd ~/x && ls").0[0].dir, "~/x");
+        assert_eq!(strip_leading_cd("cd sub && (echo hi)").1, "(echo hi)");
+        assert!(strip_leading_cd("cd '~' && pwd").0.is_empty());
         for cmd in [
             "cd && ls",
             "cd - && ls",

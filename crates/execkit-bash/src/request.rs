@@ -23,6 +23,8 @@ pub(crate) struct Request {
     pub original: String,
     /// The command that runs (normalised, artifact paths substituted, prefix applied).
     pub command: String,
+    /// The normalised command without the prefix: what exit meanings are read from.
+    pub normalized_command: String,
     pub cwd: PathBuf,
     pub env: IndexMap<String, String>,
     pub timeout: ResolvedTimeout,
@@ -109,12 +111,14 @@ pub(crate) fn prepare(
         }
     }
     command = substitute_artifacts(&command, store)?;
+    let normalized_command = command.clone();
     if let Some(prefix) = &config.prefix {
         command = format!("{prefix} {command}");
     }
     Ok(Request {
         original: params.command,
         command,
+        normalized_command,
         cwd: dir,
         env,
         timeout,

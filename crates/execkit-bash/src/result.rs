@@ -171,7 +171,7 @@ impl Finished<'_> {
             match exit_code {
                 Some(0) => None,
                 Some(code) => {
-                    meaning = exit_meaning(&request.command, code);
+                    meaning = exit_meaning(&request.normalized_command, code);
                     Some(match &meaning {
                         Some((_, m)) => format!("Command exited with code {code} ({m})"),
                         None => format!("Command exited with code {code}"),
@@ -182,7 +182,8 @@ impl Finished<'_> {
         };
         let failed = outcome_line.is_some();
 
-        if let (Some(rewrite), true) = (&request.normalized, failed) {
+        let nonzero_exit = meaning.is_some() || matches!(exit_code, Some(c) if c != 0);
+        if let (Some(rewrite), true) = (&request.normalized, nonzero_exit && signal.is_none()) {
             lines.push(format!(
                 "[\"{}\" was applied by execkit, so the exit code is that of the command before it]",
                 rewrite.removed
@@ -210,11 +211,7 @@ impl Finished<'_> {
         if let Some(reason) = &self.pty_fallback {
             lines.push(format!("[pty unavailable ({reason}); ran without a terminal]"));
         }
-        if let Some(reason) = &self.snapshot_notice {
-            lines.push(format!(
-                "[Shell startup files not applied ({reason}); running with the inherited environment]"
-            ));
-        }
+        lines.extend(self.snapshot_notice.clone());
         if let Some(names) = &self.scrub_notice {
             lines.push(format!(
                 "[Removed {} credential-like environment variables: {} (set EXECKIT_ENV_KEEP to \
@@ -227,8 +224,15 @@ impl Finished<'_> {
             lines.push(advice.clone());
         }
         lines.extend(outcome_line);
+        // `head: 0, tail: 0` shows no lines at all: the footer says so (B3).
+        let show_nothing = request.head == Some(0) && request.tail == Some(0) && image.is_none();
+        if show_nothing && summary.footer.is_some() {
+            text.clear();
+        }
         for line in lines {
-            text.push('\n');
+            if !text.is_empty() {
+                text.push('\n');
+            }
             text.push_str(&line);
         }
         content.push(Content::text(text));

@@ -128,7 +128,10 @@ impl BashRunner {
                 return ToolResult::error(text);
             }
         };
-        if let Some(rule) = inner.config.rules.check(&request.command, &request.original) {
+        if let Err(text) = check_extras(&extras) {
+            return ToolResult::error(text);
+        }
+        if let Some(rule) = inner.config.rules.check(&request.normalized_command, &request.original) {
             return blocked_result(&rule.id, blocked_text(rule, &request.original));
         }
         let Some(bash) = inner.config.bash.clone() else {
@@ -137,7 +140,9 @@ impl BashRunner {
         if request.run_async {
             return self.start_job(request, bash, extras).await;
         }
-        match inner.config.auto_background {
+        // With a 1 s deadline there is no moment before it to move the call (J17).
+        let movable = request.timeout.secs.is_none_or(|secs| secs > 1);
+        match inner.config.auto_background.filter(|_| movable) {
             Some(after) => self.foreground_or_background(request, bash, extras, ctx, after).await,
             None => self.foreground(request, bash, extras, ctx).await,
         }
@@ -163,9 +168,10 @@ impl BashRunner {
             &run_cancel,
         );
         let limits = self.run_limits(&request, started, run_cancel);
+        let deadline = limits.deadline;
         let mut outcome = self.drive(child, &mut observer, limits).await;
         mark_cancelled_kill(&mut outcome, &ctx.cancel);
-        let lingering = self.handle_lingering(&mut outcome);
+        let lingering = self.handle_lingering(&mut outcome, deadline);
         self.explain(&request, info, outcome, observer, lingering)
     }
 
@@ -176,9 +182,8 @@ impl BashRunner {
         match waited {
             Ok(Ok(snap)) => snap.clone().unwrap_or_default(),
             _ => Snapshot {
-                vars: Vec::new(),
-                replay: None,
                 fallback: Some("timed out after 3 s".to_string()),
+                ..Snapshot::default()
             },
         }
     }
@@ -214,4 +219,20 @@ pub(crate) fn mark_cancelled_kill(outcome: &mut RunOutcome, cancel: &Cancellatio
     if outcome.end == RunEnd::Exited && by_signal && cancel.is_cancelled() {
         outcome.end = RunEnd::Cancelled;
     }
+}
+
+/// The most stdin bytes a library caller may pass (B42).
+const MAX_STDIN_BYTES: usize = 1 << 20;
+
+/// B42's limits: stdin size, and the same name and value rules as the `env` argument.
+fn check_extras(extras: &BashExtras) -> Result<(), String> {
+    if let Some(stdin) = &extras.stdin {
+        if stdin.len() > MAX_STDIN_BYTES {
+            return Err(format!(
+                "Invalid argument \"stdin\": {} bytes exceeds the {MAX_STDIN_BYTES}-byte limit",
+                stdin.len()
+            ));
+        }
+    }
+    execkit_process::env::validate_caller_env(&extras.env).map_err(|e| e.to_string())
 }

@@ -36,6 +36,8 @@ pub(crate) struct Snapshot {
     pub replay: Option<PathBuf>,
     /// Why the snapshot fell back to the inherited environment.
     pub fallback: Option<String>,
+    /// Why `full` mode fell back to `env` mode (the environment is still applied).
+    pub full_fallback: Option<String>,
 }
 
 const DROPPED: &[&str] = &[
@@ -74,9 +76,12 @@ pub(crate) async fn capture(
 ) -> Snapshot {
     let shell = login_shell(own.get("SHELL").map(String::as_str), bash);
     let shell_name = shell.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+    // Full mode needs bash; other login shells still give their environment.
+    let mut full_fallback = None;
     if full && shell_name != "bash" {
-        return fallback(format!("login shell is {shell_name}; full mode needs bash"));
+        full_fallback = Some(format!("login shell is {shell_name}; full mode needs bash"));
     }
+    let full = full && full_fallback.is_none();
     let mut script = format!("printf '\\n{MARKER}\\n'; env -0");
     if full {
         script.push_str(&format!(
@@ -141,15 +146,22 @@ pub(crate) async fn capture(
             vars.push((name.into(), value.into()));
         }
     }
+    // A failed full mode keeps the environment: it falls back to `env` mode (B17).
     let replay = match full_part {
-        None if full => return fallback("the login shell printed no aliases or functions".to_string()),
+        None if full => {
+            full_fallback = Some("the login shell printed no aliases or functions".to_string());
+            None
+        }
         None => None,
         Some(part) => match prepare_replay(supervisor, bash, part, &vars, own).await {
             Ok(path) => Some(path),
-            Err(reason) => return fallback(reason),
+            Err(reason) => {
+                full_fallback = Some(reason);
+                None
+            }
         },
     };
-    Snapshot { vars, replay, fallback: None }
+    Snapshot { vars, replay, fallback: None, full_fallback }
 }
 
 static REPLAYS: AtomicU64 = AtomicU64::new(0);
@@ -239,7 +251,7 @@ fn keep(
 }
 
 fn fallback(reason: String) -> Snapshot {
-    Snapshot { vars: Vec::new(), replay: None, fallback: Some(reason) }
+    Snapshot { vars: Vec::new(), replay: None, fallback: Some(reason), full_fallback: None }
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {

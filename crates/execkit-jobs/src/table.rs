@@ -45,6 +45,8 @@ pub struct JobStart {
     pub artifact: Option<String>,
     /// Processes a foreground command left behind (B31).
     pub adopted: bool,
+    /// When the work began, if before registration (a call moved to the background).
+    pub began: Option<Instant>,
 }
 
 /// How a job ended.
@@ -165,13 +167,15 @@ impl JobTable {
         let id = state.next_id;
         state.next_id += 1;
         let cancel = CancellationToken::new();
+        let started = start.began.unwrap_or_else(Instant::now);
+        let started_at = SystemTime::now() - started.elapsed();
         state.jobs.insert(
             id,
             Job {
                 id,
                 start,
-                started_at: SystemTime::now(),
-                started: Instant::now(),
+                started_at,
+                started,
                 finished: None,
                 end: None,
                 cancel: cancel.clone(),
@@ -220,8 +224,14 @@ impl JobTable {
             token.cancel();
         }
         let deadline = Instant::now() + self.inner.config.kill_grace + Duration::from_secs(1);
-        while self.running() > 0 && Instant::now() < deadline {
+        loop {
+            // Registered before the check, so a job finishing in between still wakes us.
             let wait = self.inner.finished.notified();
+            tokio::pin!(wait);
+            wait.as_mut().enable();
+            if self.running() == 0 || Instant::now() >= deadline {
+                break;
+            }
             let _ = tokio::time::timeout_at(deadline.into(), wait).await;
         }
     }

@@ -92,8 +92,8 @@ impl JobTable {
         let mut cancelled_json = Vec::new();
         if !request.cancel.is_empty() {
             let report_now = request.poll.is_none();
-            let (lines, outcomes, unknown) = self.cancel_jobs(&request.cancel, report_now).await;
-            is_error |= unknown;
+            let (lines, outcomes, failed) = self.cancel_jobs(&request.cancel, report_now).await;
+            is_error |= failed;
             text.push(format!("## Cancelled ({})", request.cancel.len()));
             text.extend(lines);
             cancelled_json = outcomes;
@@ -166,27 +166,32 @@ impl JobTable {
         }
         let mut lines = Vec::new();
         let mut outcomes = Vec::new();
-        let mut unknown = false;
+        // Unknown ids, or finished jobs that did not complete: either makes the result an error.
+        let mut is_error = false;
         let mut state = self.lock();
         for id in ids {
             let (line, outcome) = match state.jobs.get_mut(id) {
                 None => {
-                    unknown = true;
+                    is_error = true;
                     (not_found(*id, self), "not_found")
                 }
                 Some(job) if was_running.contains(id) => {
                     job.reported |= report_now;
                     (format!("bg_{id}: cancelled after {:.1} s", job.wall().as_secs_f64()), "cancelled")
                 }
-                Some(job) => (
-                    format!("bg_{id}: already finished ({})", crate::render::outcome_words(job)),
-                    "already_finished",
-                ),
+                Some(job) => {
+                    // Reporting a job that ended badly is an error result (J14).
+                    is_error |= job.state() != JobState::Completed;
+                    (
+                        format!("bg_{id}: already finished ({})", crate::render::outcome_words(job)),
+                        "already_finished",
+                    )
+                }
             };
             lines.push(line);
             outcomes.push(json!({"id": format!("bg_{id}"), "outcome": outcome}));
         }
-        (lines, outcomes, unknown)
+        (lines, outcomes, is_error)
     }
 
     /// The ids to watch (known ones) and the unknown ones.
@@ -290,10 +295,9 @@ impl JobTable {
             text.push(header(job));
             let result = job.end.as_ref().map(|e| e.text.clone()).unwrap_or_default();
             if fresh.len() > 1 {
-                let (cut, info) = truncate_tail(&result, SHARED_RESULT_LINES, SHARED_RESULT_BYTES);
+                let (cut, _) = truncate_tail(&result, SHARED_RESULT_LINES, SHARED_RESULT_BYTES);
                 text.push(cut.trim_end_matches('\n').to_string());
-                let cut_short = info.omitted_lines > 0 || info.cut_lines > 0;
-                if let Some(artifact) = job.start.artifact.as_ref().filter(|_| cut_short) {
+                if let Some(artifact) = &job.start.artifact {
                     text.push(format!("[full output: {artifact}]"));
                 }
             } else {

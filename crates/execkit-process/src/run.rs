@@ -18,6 +18,11 @@ const TICK: Duration = Duration::from_millis(100);
 const KILLED_DRAIN_MAX: Duration = Duration::from_millis(500);
 /// `cmd` of a lingering process is cut to this many characters (O39).
 const CMD_MAX_CHARS: usize = 120;
+/// After a cancel, only output already buffered is read: the caller is not kept waiting.
+const CANCEL_DRAIN: Duration = Duration::from_millis(100);
+/// Lingering members reported at most: a fork bomb must not turn the report into a /proc walk
+/// of thousands of processes. The kill still reaches every member.
+const LINGERING_MAX: usize = 64;
 
 /// Receives output as it arrives, and a tick every 100 ms while the run lasts.
 pub trait RunObserver: Send {
@@ -168,32 +173,44 @@ pub async fn run(
     let mut kill = None;
     let mut memory_peak_bytes = tree.memory_peak_bytes();
     let mut oom = tree.oom_killed();
-    if end == RunEnd::Exited {
-        reader.drain(limits.drain_idle, limits.drain_max).await;
-    } else {
-        let killing = tree.kill(limits.kill_grace);
-        tokio::pin!(killing);
-        // Keep reading while the tree gets its grace: a writer blocked on a full pipe cannot
-        // handle SIGTERM.
-        let report = loop {
-            tokio::select! {
-                report = &mut killing => break report,
-                _ = reader.step() => {}
-            }
-        };
-        kill = Some(report);
-        let reap = tokio::time::timeout(KILLED_DRAIN_MAX, child.wait());
-        tokio::pin!(reap);
-        loop {
-            tokio::select! {
-                result = &mut reap => {
-                    status = result.ok().and_then(Result::ok);
-                    break;
-                }
-                _ = reader.step() => {}
-            }
+    match end {
+        RunEnd::Exited => reader.drain(limits.drain_idle, limits.drain_max).await,
+        RunEnd::Cancelled => {
+            // Cancelling never blocks (B30): the kill and the reap finish in the background,
+            // and only what is already buffered is read.
+            let killer = tree.clone();
+            let grace = limits.kill_grace;
+            tokio::spawn(async move {
+                killer.kill(grace).await;
+                let _ = tokio::time::timeout(KILLED_DRAIN_MAX, child.wait()).await;
+            });
+            reader.drain(CANCEL_DRAIN, CANCEL_DRAIN).await;
         }
-        reader.drain(limits.drain_idle, KILLED_DRAIN_MAX).await;
+        RunEnd::TimedOut => {
+            let killing = tree.kill(limits.kill_grace);
+            tokio::pin!(killing);
+            // Keep reading while the tree gets its grace: a writer blocked on a full pipe
+            // cannot handle SIGTERM.
+            let report = loop {
+                tokio::select! {
+                    report = &mut killing => break report,
+                    _ = reader.step() => {}
+                }
+            };
+            kill = Some(report);
+            let reap = tokio::time::timeout(KILLED_DRAIN_MAX, child.wait());
+            tokio::pin!(reap);
+            loop {
+                tokio::select! {
+                    result = &mut reap => {
+                        status = result.ok().and_then(Result::ok);
+                        break;
+                    }
+                    _ = reader.step() => {}
+                }
+            }
+            reader.drain(limits.drain_idle, KILLED_DRAIN_MAX).await;
+        }
     }
 
     let lingering: Vec<Lingering> = if end == RunEnd::Exited {
@@ -201,6 +218,7 @@ pub async fn run(
         tree.members()
             .into_iter()
             .filter(|pid| *pid != leader)
+            .take(LINGERING_MAX)
             .map(|pid| Lingering {
                 pid,
                 cmd: procfs::cmdline(pid, CMD_MAX_CHARS),

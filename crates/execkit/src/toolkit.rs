@@ -210,41 +210,55 @@ impl Toolkit {
                 known.join(", ")
             ));
         };
-        let ctx = self.link_to_shutdown(ctx);
-        // Dropping this future mid-call cancels what it started.
-        let guard = ctx.cancel.clone().drop_guard();
+        let CallContext { progress, cancel } = ctx;
         let mut result = match tool {
             Tool::Bash => match parse_params::<BashParams>(args) {
                 Ok(params) => {
-                    let bash_ctx = BashContext { progress: ctx.progress, cancel: ctx.cancel };
-                    self.inner.bash.call(params, BashExtras::default(), bash_ctx).await
+                    let bash = &self.inner.bash;
+                    self.guarded(cancel, |cancel| {
+                        bash.call(params, BashExtras::default(), BashContext { progress, cancel })
+                    })
+                    .await
                 }
                 Err(err) => ToolResult::error(err.to_string()),
             },
             Tool::Job => match parse_params::<JobParams>(args) {
-                Ok(params) => self.inner.jobs.call(params, ctx.progress, ctx.cancel).await,
+                Ok(params) => {
+                    let jobs = &self.inner.jobs;
+                    self.guarded(cancel, |cancel| jobs.call(params, progress, cancel)).await
+                }
                 Err(err) => ToolResult::error(err.to_string()),
             },
         };
-        guard.disarm();
-        if tool != Tool::Job {
+        if tool != Tool::Job && !self.inner.shutdown.is_cancelled() {
             self.announce_finished_jobs(&mut result);
         }
         result
     }
 
-    /// A context whose token fires when the caller cancels or the Toolkit closes.
-    fn link_to_shutdown(&self, ctx: CallContext) -> CallContext {
+    /// Runs one call with a token that fires when the caller cancels, the Toolkit closes, or
+    /// this future is dropped mid-call.
+    async fn guarded<F: Future<Output = ToolResult>>(
+        &self,
+        caller: CancellationToken,
+        start: impl FnOnce(CancellationToken) -> F,
+    ) -> ToolResult {
         let linked = self.inner.shutdown.child_token();
-        let caller = ctx.cancel;
-        let watcher = linked.clone();
-        tokio::spawn(async move {
+        let guard = linked.clone().drop_guard();
+        let work = start(linked.clone());
+        tokio::pin!(work);
+        let mut forwarded = false;
+        let result = loop {
             tokio::select! {
-                _ = caller.cancelled() => watcher.cancel(),
-                _ = watcher.cancelled() => {}
+                result = &mut work => break result,
+                _ = caller.cancelled(), if !forwarded => {
+                    forwarded = true;
+                    linked.cancel();
+                }
             }
-        });
-        CallContext { progress: ctx.progress, cancel: linked }
+        };
+        guard.disarm();
+        result
     }
 
     /// J9: one line per finished job that nothing has reported yet, after the result's text.
@@ -273,11 +287,11 @@ impl Toolkit {
         extras: BashExtras,
         ctx: CallContext,
     ) -> ToolResult {
-        let ctx = self.link_to_shutdown(ctx);
-        let guard = ctx.cancel.clone().drop_guard();
-        let bash_ctx = BashContext { progress: ctx.progress, cancel: ctx.cancel };
-        let mut result = self.inner.bash.call(params, extras, bash_ctx).await;
-        guard.disarm();
+        let CallContext { progress, cancel } = ctx;
+        let bash = &self.inner.bash;
+        let mut result = self
+            .guarded(cancel, |cancel| bash.call(params, extras, BashContext { progress, cancel }))
+            .await;
         self.announce_finished_jobs(&mut result);
         result
     }
