@@ -3,10 +3,10 @@
 // The whole crate is tests: helpers may panic on broken fixtures.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
-mod output;
-mod process;
 mod bash;
-mod support;
 mod cli;
 mod eval;
 mod job;
+mod output;
+mod process;
+mod support;

@@ -32,7 +32,11 @@ async fn echo_and_exit_codes() {
     assert_eq!(out.text(), "(no output)\nCommand exited with code 1 (no lines matched)");
     assert_eq!(out.field("exit_meaning"), json!("no_match"));
     let out = kit.bash(json!({"command": "nosuchcmd_execkit"})).await;
-    assert!(out.text().ends_with("Command exited with code 127 (command not found)"), "{}", out.text());
+    assert!(
+        out.text().ends_with("Command exited with code 127 (command not found)"),
+        "{}",
+        out.text()
+    );
 
     let out = kit.bash(json!({"command": "kill -9 $$"})).await;
     assert!(out.text().ends_with("Command was killed by signal 9 (SIGKILL)"), "{}", out.text());
@@ -82,7 +86,10 @@ async fn invalid_arguments_run_nothing() {
             json!({"command": "ls", "env": {"PATH": null}}),
             "Invalid argument \"env.PATH\": expected a string (got null)",
         ),
-        (json!({"command": "ls", "env": []}), "Invalid argument \"env\": expected an object (got array)"),
+        (
+            json!({"command": "ls", "env": []}),
+            "Invalid argument \"env\": expected an object (got array)",
+        ),
     ];
     for (args, expected) in cases {
         let out = kit.bash(args.clone()).await;
@@ -90,7 +97,11 @@ async fn invalid_arguments_run_nothing() {
         assert_eq!(out.text(), expected, "{args}");
     }
     let out = kit.bash(json!({"command": "ls", "timeout": -1})).await;
-    assert!(out.text().starts_with("Invalid argument \"timeout\": must be 0 or more seconds"), "{}", out.text());
+    assert!(
+        out.text().starts_with("Invalid argument \"timeout\": must be 0 or more seconds"),
+        "{}",
+        out.text()
+    );
     let big = format!("echo {}", "x".repeat(2 << 20));
     let out = kit.bash(json!({"command": big})).await;
     assert!(out.text().contains("exceeds the 1048576-byte limit"), "{}", out.text());
@@ -106,7 +117,10 @@ async fn timeouts_are_clamped_with_notices() {
     assert_eq!(out.text(), "(no output)\n[timeout 1e308 s clamped to 3600 s (allowed 1-3600 s)]");
     assert_eq!(out.field("timeout_s"), json!(3600));
     let out = kit.bash(json!({"command": "true", "timeout": 0})).await;
-    assert_eq!(out.text(), "(no output)\n[timeout 0 clamped to 3600 s (0 means the longest allowed)]");
+    assert_eq!(
+        out.text(),
+        "(no output)\n[timeout 0 clamped to 3600 s (0 means the longest allowed)]"
+    );
     let out = kit.bash(json!({"command": "true", "timeout": 0.2})).await;
     assert_eq!(out.text(), "(no output)");
     assert_eq!(out.field("timeout_s"), json!(1));
@@ -160,8 +174,14 @@ async fn lingering_processes_are_killed_when_asked() {
     let out = kit.bash(json!({"command": "sleep 1000.4242 & echo hi"})).await;
     assert!(started.elapsed() < Duration::from_secs(3), "took {:?}", started.elapsed());
     let text = out.text();
-    assert!(text.starts_with("hi\n[1 process is still running after the command exited: pid "), "{text}");
-    assert!(text.ends_with("(holds the output pipe). Stopped it (TERM, then KILL after 2 s).]"), "{text}");
+    assert!(
+        text.starts_with("hi\n[1 process is still running after the command exited: pid "),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("(holds the output pipe). Stopped it (TERM, then KILL after 2 s).]"),
+        "{text}"
+    );
     let lingering = out.field("lingering");
     assert_eq!(lingering["action"], json!("killed"));
     assert_eq!(lingering["processes"][0]["holds_output"], json!(true));
@@ -260,7 +280,10 @@ async fn working_directory_rules() {
     let out = kit.bash(json!({"command": "pwd", "cwd": ""})).await;
     assert_eq!(out.text(), work.display().to_string());
     let out = kit.bash(json!({"command": "pwd", "cwd": "file"})).await;
-    assert_eq!(out.text(), format!("Working directory is not a directory: {}/file", work.display()));
+    assert_eq!(
+        out.text(),
+        format!("Working directory is not a directory: {}/file", work.display())
+    );
     std::os::unix::fs::symlink(work.join("sub"), work.join("link")).unwrap();
     let out = kit.bash(json!({"command": "pwd", "cwd": "link"})).await;
     assert_eq!(out.text(), format!("{}/link", work.display()));
@@ -277,16 +300,18 @@ async fn environment_is_hardened_and_scrubbed() {
         .bash(json!({"command": "echo $PAGER $GIT_TERMINAL_PROMPT $TERM $CI $EXECKIT_TEST_PLAIN"}))
         .await;
     let text = out.text();
-    assert!(text.starts_with("cat 0 dumb 1 plain\n[Removed 2 credential-like environment variables: "), "{text}");
+    assert!(
+        text.starts_with("cat 0 dumb 1 plain\n[Removed 2 credential-like environment variables: "),
+        "{text}"
+    );
     assert!(text.contains("EXECKIT_TEST_NEUTRAL") && text.contains("OPENAI_API_KEY"), "{text}");
     assert!(!text.contains("ghp_abc"), "values must never be shown");
     let scrubbed = out.field("scrubbed_env");
     assert_eq!(scrubbed, json!(["EXECKIT_TEST_NEUTRAL", "OPENAI_API_KEY"]));
     let out = kit.bash(json!({"command": "echo \"[$OPENAI_API_KEY]\""})).await;
     assert_eq!(out.text(), "[]", "the notice comes once; the variable stays removed");
-    let out = kit
-        .bash(json!({"command": "echo $PAGER $CI", "env": {"PAGER": "less", "CI": "0"}}))
-        .await;
+    let out =
+        kit.bash(json!({"command": "echo $PAGER $CI", "env": {"PAGER": "less", "CI": "0"}})).await;
     assert_eq!(out.text(), "less 0");
     let out = kit.bash(json!({"command": "printf '%s' \"$V\"", "env": {"V": "a b\n$c'd"}})).await;
     assert_eq!(out.text(), "a b\n$c'd");
@@ -312,7 +337,10 @@ async fn long_output_is_bounded_and_kept_whole() {
     let out = kit.bash(json!({"command": format!("wc -l {uri}")})).await;
     assert!(out.text().starts_with("300000 "), "{}", out.text());
     let out = kit.bash(json!({"command": "cat artifact://ffffffff"})).await;
-    assert_eq!(out.text(), "Unknown artifact in command: artifact://ffffffff (not found or expired)");
+    assert_eq!(
+        out.text(),
+        "Unknown artifact in command: artifact://ffffffff (not found or expired)"
+    );
     let out = kit.bash(json!({"command": "echo artifact://../../etc/passwd"})).await;
     assert_eq!(out.text(), "artifact://../../etc/passwd");
 }
@@ -320,11 +348,15 @@ async fn long_output_is_bounded_and_kept_whole() {
 #[tokio::test]
 async fn hostile_bytes() {
     let kit = Kit::new();
-    let out = kit.bash(json!({"command": "printf 'a\\xffb plain text that is mostly valid\\n'"})).await;
+    let out =
+        kit.bash(json!({"command": "printf 'a\\xffb plain text that is mostly valid\\n'"})).await;
     assert_eq!(out.text(), "a\u{FFFD}b plain text that is mostly valid");
     let out = kit.bash(json!({"command": "head -c 4096 /dev/urandom"})).await;
     let text = out.text();
-    assert!(text.starts_with("[binary output: 4096 bytes, not shown; saved as artifact://"), "{text}");
+    assert!(
+        text.starts_with("[binary output: 4096 bytes, not shown; saved as artifact://"),
+        "{text}"
+    );
     let out = kit.bash(json!({"command": "printf '\\e]0;title\\a\\e[2Jx'"})).await;
     assert_eq!(out.text(), "x");
     let out = kit.bash(json!({"command": "printf 'a\\r\\nb\\rc\\r\\n'"})).await;
@@ -354,7 +386,9 @@ async fn concurrent_calls_do_not_interfere() {
             json!({"command": "sleep 0.3; echo $N $(basename $PWD)", "cwd": format!("d{i}"), "env": {"N": i.to_string()}})
         };
         let toolkit = kit.toolkit.clone();
-        set.spawn(async move { (i, toolkit.call("bash", args, execkit::CallContext::default()).await) });
+        set.spawn(
+            async move { (i, toolkit.call("bash", args, execkit::CallContext::default()).await) },
+        );
     }
     let results = set.join_all().await;
     assert_eq!(results.len(), 20);
@@ -396,10 +430,7 @@ async fn cancellation_kills_and_reports() {
         trigger.cancel();
     });
     let started = Instant::now();
-    let out = kit
-        .toolkit
-        .call("bash", json!({"command": marker}), ctx)
-        .await;
+    let out = kit.toolkit.call("bash", json!({"command": marker}), ctx).await;
     assert!(started.elapsed() < Duration::from_secs(4));
     assert!(out.text().ends_with("[Command cancelled]"), "{}", out.text());
     assert!(out.is_error);
@@ -444,10 +475,11 @@ async fn images_and_hints() {
     let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
     let out = kit.bash(json!({"command": format!("echo {png}")})).await;
     assert_eq!(out.text(), "[image: image/png 1x1, 0.1 KiB]");
-    assert!(matches!(&out.0.content[1], execkit::Content::Image { mime_type, .. } if mime_type == "image/png"));
-    let out = kit
-        .bash(json!({"command": "echo a; echo '<execkit-hint kind=\"test\"/>'; echo b"}))
-        .await;
+    assert!(
+        matches!(&out.0.content[1], execkit::Content::Image { mime_type, .. } if mime_type == "image/png")
+    );
+    let out =
+        kit.bash(json!({"command": "echo a; echo '<execkit-hint kind=\"test\"/>'; echo b"})).await;
     assert_eq!(out.text(), "a\nb");
     assert_eq!(out.field("hints"), json!([{"kind": "test"}]));
     assert_eq!(out.field("command_kind"), json!("other"));
@@ -469,7 +501,9 @@ async fn shell_snapshot_applies_login_environment() {
         ("SHELL", "/bin/bash"),
         ("EXECKIT_BASH_SNAPSHOT", "env"),
     ]);
-    let out = kit.bash(json!({"command": "echo \"[$SNAPTEST_FOO]\"; echo x > f; echo y > f; cat f"})).await;
+    let out = kit
+        .bash(json!({"command": "echo \"[$SNAPTEST_FOO]\"; echo x > f; echo y > f; cat f"}))
+        .await;
     assert_eq!(out.text(), "[1]\ny");
     assert_eq!(out.field("snapshot"), json!("env"));
     let out = kit.bash(json!({"command": "type -t ll || echo none"})).await;
@@ -578,7 +612,8 @@ async fn pty_mode_gives_a_terminal() {
     assert!(text.starts_with("/dev/pts/"), "{text}");
     assert!(text.ends_with("\nis-a-tty\n40 120\nxterm-256color"), "{text}");
     assert_eq!(out.field("pty"), json!(true));
-    let out = kit.bash(json!({"command": "printf '\\e[31mred\\e[0m\\n'; exit 2", "pty": true})).await;
+    let out =
+        kit.bash(json!({"command": "printf '\\e[31mred\\e[0m\\n'; exit 2", "pty": true})).await;
     assert_eq!(out.text(), "red\nCommand exited with code 2");
     let out = kit.bash(json!({"command": "tty"})).await;
     assert!(out.text().starts_with("not a tty"), "{}", out.text());
@@ -597,7 +632,9 @@ async fn pty_mode_gives_a_terminal() {
 async fn pty_timeout_kills_the_tree() {
     let kit = Kit::new();
     let started = Instant::now();
-    let out = kit.bash(json!({"command": "sleep 1000.6464 & sleep 1000.6464", "pty": true, "timeout": 1})).await;
+    let out = kit
+        .bash(json!({"command": "sleep 1000.6464 & sleep 1000.6464", "pty": true, "timeout": 1}))
+        .await;
     assert!(out.text().ends_with("[Command timed out after 1 seconds]"), "{}", out.text());
     assert!(started.elapsed() < Duration::from_secs(5));
     let deadline = Instant::now() + Duration::from_secs(5);
@@ -635,7 +672,10 @@ async fn prompts_on_a_pty_return_early() {
         };
         assert!(text.contains("\n[Supply the answer in the command (printf 'y\\n' | cmd), use a non-interactive flag, or ask the user; never guess passwords]\n"), "{text}");
         assert!(text.contains(&format!("[Command stopped: {kind} after ")), "{text}");
-        assert!(text.ends_with(&format!(" s without output. Last output: \"{prompt}\"]")), "{text}");
+        assert!(
+            text.ends_with(&format!(" s without output. Last output: \"{prompt}\"]")),
+            "{text}"
+        );
     }
 }
 
@@ -669,7 +709,9 @@ async fn full_screen_program_waiting_on_select_is_flagged() {
 #[tokio::test]
 async fn async_jobs_can_use_a_pty() {
     let kit = Kit::new();
-    let out = kit.bash(json!({"command": "test -t 0 && echo terminal", "pty": true, "async": true})).await;
+    let out = kit
+        .bash(json!({"command": "test -t 0 && echo terminal", "pty": true, "async": true}))
+        .await;
     let id = out.field("job_id").as_str().unwrap().to_string();
     let poll = kit.call("job", json!({"poll": [id]})).await;
     assert!(poll.text().ends_with("\nterminal"), "{}", poll.text());
@@ -686,10 +728,8 @@ async fn cancelling_never_waits_for_the_kill() {
         trigger.cancel();
     });
     let started = Instant::now();
-    let out = kit
-        .toolkit
-        .call("bash", json!({"command": "trap '' TERM; sleep 1000.8383"}), ctx)
-        .await;
+    let out =
+        kit.toolkit.call("bash", json!({"command": "trap '' TERM; sleep 1000.8383"}), ctx).await;
     assert!(started.elapsed() < Duration::from_millis(1500), "took {:?}", started.elapsed());
     assert!(out.text().ends_with("[Command cancelled]"), "{}", out.text());
     let deadline = Instant::now() + Duration::from_secs(6);
@@ -708,5 +748,9 @@ async fn leading_cd_before_a_subshell() {
     let out = kit.bash(json!({"command": "[[ -e /nonexistent ]]"})).await;
     assert_eq!(out.text(), "(no output)\nCommand exited with code 1 (the test is false)");
     let out = kit.bash(json!({"command": "seq 1 10", "head": 0, "tail": 0})).await;
-    assert!(out.text().starts_with("[Showing no lines of 10; full output: artifact://"), "{}", out.text());
+    assert!(
+        out.text().starts_with("[Showing no lines of 10; full output: artifact://"),
+        "{}",
+        out.text()
+    );
 }

@@ -57,7 +57,12 @@ async fn poll_window_list_and_cancel() {
     let poll = kit.call("job", json!({"poll": [id.clone()]})).await;
     assert!(started.elapsed() >= Duration::from_millis(900));
     let text = poll.text();
-    assert!(text.starts_with("No watched job finished within 1 s.\n## Still running (1)\n### bg_1 · running · "), "{text}");
+    assert!(
+        text.starts_with(
+            "No watched job finished within 1 s.\n## Still running (1)\n### bg_1 · running · "
+        ),
+        "{text}"
+    );
     assert!(text.contains("\nbegun\n[output so far: artifact://"), "{text}");
     assert!(!poll.is_error);
 
@@ -70,7 +75,10 @@ async fn poll_window_list_and_cancel() {
     let cancel = kit.call("job", json!({"cancel": [id.clone()]})).await;
     let text = cancel.text();
     assert!(text.starts_with("## Cancelled (1)\nbg_1: cancelled after "), "{text}");
-    assert_eq!(cancel.structured_content.as_ref().unwrap()["cancelled"], json!([{"id": "bg_1", "outcome": "cancelled"}]));
+    assert_eq!(
+        cancel.structured_content.as_ref().unwrap()["cancelled"],
+        json!([{"id": "bg_1", "outcome": "cancelled"}])
+    );
     for pid in pids {
         assert!(gone_within(pid, 5).await, "pid {pid} survived the cancel");
     }
@@ -91,9 +99,15 @@ async fn bad_job_calls() {
     let out = kit.call("job", json!({"poll": ["x"]})).await;
     assert_eq!(out.text(), "Invalid argument \"poll[0]\": \"x\" is not a job id (expected bg_<n>)");
     let out = kit.call("job", json!({"list": true, "cancel": ["bg_1"]})).await;
-    assert_eq!(out.text(), "Invalid argument \"list\": cannot be combined with \"poll\" or \"cancel\"");
+    assert_eq!(
+        out.text(),
+        "Invalid argument \"list\": cannot be combined with \"poll\" or \"cancel\""
+    );
     let out = kit.call("job", json!({"wait": 3})).await;
-    assert_eq!(out.text(), "Invalid argument \"wait\": unknown field; expected one of poll, cancel, list");
+    assert_eq!(
+        out.text(),
+        "Invalid argument \"wait\": unknown field; expected one of poll, cancel, list"
+    );
     let out = kit.call("job", json!({"list": true})).await;
     assert_eq!(out.text(), "No background jobs.");
 }
@@ -128,7 +142,10 @@ async fn finished_jobs_are_announced_once_and_forgotten_after_retention() {
     tokio::time::sleep(Duration::from_millis(700)).await;
     let out = kit.bash(json!({"command": "echo next"})).await;
     let text = out.text();
-    assert!(text.starts_with("next\n[Background job bg_1 finished: completed, exit 0, after "), "{text}");
+    assert!(
+        text.starts_with("next\n[Background job bg_1 finished: completed, exit 0, after "),
+        "{text}"
+    );
     assert!(text.ends_with(" s. Read it with job {\"poll\": [\"bg_1\"]}]"), "{text}");
     let out = kit.bash(json!({"command": "echo again"})).await;
     assert_eq!(out.text(), "again");
@@ -144,7 +161,10 @@ async fn async_zero_timeout_means_no_deadline() {
     assert_eq!(out.field("timeout_s"), json!(null));
     let text = out.text();
     assert!(text.starts_with("Started background job bg_1 (no deadline): sleep 0.2\n"), "{text}");
-    assert!(text.ends_with("\n[timeout 0: no deadline; the job runs until it exits or is cancelled]"), "{text}");
+    assert!(
+        text.ends_with("\n[timeout 0: no deadline; the job runs until it exits or is cancelled]"),
+        "{text}"
+    );
     let out = kit.bash(json!({"command": "sleep 5", "async": true, "timeout": 1})).await;
     let id = out.field("job_id").as_str().unwrap().to_string();
     let poll = kit.call("job", json!({"poll": [id]})).await;
@@ -157,15 +177,19 @@ async fn async_zero_timeout_means_no_deadline() {
 async fn lingering_processes_are_adopted_as_jobs() {
     let kit = Kit::new();
     let started = Instant::now();
-    let out = kit
-        .bash(json!({"command": "(sleep 0.5; echo late) & sleep 1000.6161 & echo hi"}))
-        .await;
+    let out =
+        kit.bash(json!({"command": "(sleep 0.5; echo late) & sleep 1000.6161 & echo hi"})).await;
     assert!(started.elapsed() < Duration::from_secs(3), "took {:?}", started.elapsed());
     let text = out.text();
     assert!(!out.is_error(), "{text}");
     assert!(text.starts_with("hi\n["), "{text}");
     assert!(text.contains(" processes are still running after the command exited: pid "), "{text}");
-    assert!(text.ends_with(". Adopted as background job bg_1; stop them with job {\"cancel\": [\"bg_1\"]}]"), "{text}");
+    assert!(
+        text.ends_with(
+            ". Adopted as background job bg_1; stop them with job {\"cancel\": [\"bg_1\"]}]"
+        ),
+        "{text}"
+    );
     let lingering = out.field("lingering");
     assert_eq!(lingering["action"], json!("adopted"));
     assert_eq!(lingering["job_id"], json!("bg_1"));
@@ -189,7 +213,9 @@ async fn close_ends_jobs_and_foreground_calls() {
     kit.bash(json!({"command": "sleep 1000.8181", "async": true})).await;
     let toolkit = kit.toolkit.clone();
     let foreground = tokio::spawn(async move {
-        toolkit.call("bash", json!({"command": "sleep 1000.8282"}), execkit::CallContext::default()).await
+        toolkit
+            .call("bash", json!({"command": "sleep 1000.8282"}), execkit::CallContext::default())
+            .await
     });
     let deadline = Instant::now() + Duration::from_secs(5);
     while pids_with("sleep 1000.8282").is_empty() && Instant::now() < deadline {
@@ -211,9 +237,7 @@ async fn close_ends_jobs_and_foreground_calls() {
 async fn slow_foreground_call_moves_to_the_background() {
     let kit = Kit::with_vars(&[("EXECKIT_BASH_AUTO_BACKGROUND", "1")]);
     let started = Instant::now();
-    let out = kit
-        .bash(json!({"command": "echo early; sleep 2.5; echo late", "timeout": 20}))
-        .await;
+    let out = kit.bash(json!({"command": "echo early; sleep 2.5; echo late", "timeout": 20})).await;
     assert!(started.elapsed() < Duration::from_secs(2), "took {:?}", started.elapsed());
     assert!(!out.is_error());
     let text = out.text();
@@ -241,14 +265,16 @@ async fn slow_foreground_call_moves_to_the_background() {
 #[tokio::test]
 async fn adopted_processes_keep_the_calls_deadline() {
     let kit = Kit::new();
-    let out = kit
-        .bash(json!({"command": "(setsid sleep 1000.7373 &); echo hi", "timeout": 2}))
-        .await;
+    let out =
+        kit.bash(json!({"command": "(setsid sleep 1000.7373 &); echo hi", "timeout": 2})).await;
     assert!(out.text().starts_with("hi\n[1 process is still running"), "{}", out.text());
     assert_eq!(out.field("lingering")["job_id"], json!("bg_1"));
     let poll = kit.call("job", json!({"poll": ["bg_1"]})).await;
     let text = poll.text();
     assert!(text.contains("### bg_1 · timed_out · "), "{text}");
-    assert!(text.ends_with("[The adopted processes were stopped at the call's deadline]"), "{text}");
+    assert!(
+        text.ends_with("[The adopted processes were stopped at the call's deadline]"),
+        "{text}"
+    );
     assert!(pids_with("sleep 1000.7373").is_empty());
 }

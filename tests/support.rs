@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use execkit::{CallContext, Progress, Toolkit, ToolResult};
+use execkit::{CallContext, Progress, ToolResult, Toolkit};
 use serde_json::Value;
 use tempfile::TempDir;
 
@@ -79,12 +79,7 @@ impl Outcome {
     }
 
     pub fn field(&self, name: &str) -> Value {
-        self.0
-            .structured_content
-            .as_ref()
-            .and_then(|s| s.get(name))
-            .cloned()
-            .unwrap_or(Value::Null)
+        self.0.structured_content.as_ref().and_then(|s| s.get(name)).cloned().unwrap_or(Value::Null)
     }
 }
 

@@ -44,7 +44,8 @@ fn through_sink(pipeline: &str, store: &ArtifactStore) -> Option<(Duration, u64)
     let mut child = producer(pipeline)?;
     let mut out = child.stdout.take()?;
     let config = SinkConfig::from_limits(&Limits::default());
-    let spill = Spill { store: store.clone(), tool: "bench".to_string(), label: pipeline.to_string() };
+    let spill =
+        Spill { store: store.clone(), tool: "bench".to_string(), label: pipeline.to_string() };
     let mut sink = OutputSink::new(config, Some(spill), None);
     let mut buf = vec![0u8; 64 << 10];
     let started = Instant::now();

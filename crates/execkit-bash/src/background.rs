@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 use execkit_jobs::{JobSlot, JobStart};
 use execkit_process::CancellationToken;
 use execkit_process::run::{RunObserver, RunOutcome};
-use tokio::sync::oneshot;
 use execkit_protocol::{Content, ToolResult};
 use serde_json::json;
+use tokio::sync::oneshot;
 
 use crate::jobs::{job_end, label};
 use crate::launch::LaunchedInfo;
@@ -119,7 +119,10 @@ impl BashRunner {
         };
         mark_cancelled_kill(&mut outcome, &ctx.cancel);
         let lingering = self.handle_lingering(&mut outcome, deadline);
-        let Some(observer) = Arc::try_unwrap(observer).ok().map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner())) else {
+        let Some(observer) = Arc::try_unwrap(observer)
+            .ok()
+            .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()))
+        else {
             return ToolResult::error("The command's output was still in use after it ended");
         };
         let mut result = self.explain(&request, info, outcome, observer, lingering);
@@ -182,7 +185,9 @@ impl BashRunner {
         ));
         ToolResult {
             content: vec![Content::text(text)],
-            structured_content: Some(json!({"job_id": id, "state": "running", "artifact": artifact})),
+            structured_content: Some(
+                json!({"job_id": id, "state": "running", "artifact": artifact}),
+            ),
             is_error: false,
         }
     }

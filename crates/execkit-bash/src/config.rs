@@ -163,10 +163,7 @@ impl BashConfig {
         if let Some(after) = self.auto_background {
             lines.push(format!("auto-background after {} s", after.as_secs()));
         }
-        lines.push(format!(
-            "rules: {}",
-            if self.rules.is_empty() { "none" } else { "active" }
-        ));
+        lines.push(format!("rules: {}", if self.rules.is_empty() { "none" } else { "active" }));
         lines.extend(self.rules.errors.iter().map(|e| format!("rule error: {e}")));
         lines.extend(self.notes.iter().cloned());
         lines
@@ -192,6 +189,8 @@ fn pty_line(input_wait: Option<Duration>, no_pty: bool) -> String {
     }
     match std::fs::OpenOptions::new().read(true).write(true).open("/dev/ptmx") {
         Ok(_) => format!("pty: available (/dev/ptmx); {detection}"),
-        Err(err) => format!("pty: unavailable (/dev/ptmx: {err}); \"pty\": true runs without a terminal"),
+        Err(err) => {
+            format!("pty: unavailable (/dev/ptmx: {err}); \"pty\": true runs without a terminal")
+        }
     }
 }

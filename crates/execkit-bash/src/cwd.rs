@@ -31,9 +31,10 @@ fn normalize(path: &Path) -> PathBuf {
 /// B11: the directory must exist, be a directory, and be searchable.
 pub(crate) fn check(dir: &Path, base: &Path) -> Result<(), String> {
     match std::fs::metadata(dir) {
-        Err(err) if err.kind() == std::io::ErrorKind::PermissionDenied => {
-            Err(format!("Working directory is not accessible: {} (permission denied)", dir.display()))
-        }
+        Err(err) if err.kind() == std::io::ErrorKind::PermissionDenied => Err(format!(
+            "Working directory is not accessible: {} (permission denied)",
+            dir.display()
+        )),
         Err(_) => Err(format!(
             "Working directory does not exist: {} (resolved against {})",
             dir.display(),

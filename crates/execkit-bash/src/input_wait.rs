@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use execkit_process::{CancellationToken, PtyHandle, ProcessTree};
+use execkit_process::{CancellationToken, ProcessTree, PtyHandle};
 use serde::Serialize;
 
 /// Samples are this far apart once the terminal is silent.
@@ -61,7 +61,12 @@ pub(crate) struct Detector {
 
 impl Detector {
     /// `silence`: `EXECKIT_BASH_INPUT_WAIT_MS`. `stop` ends the run on detection.
-    pub fn new(pty: PtyHandle, tree: ProcessTree, stop: CancellationToken, silence: Duration) -> Self {
+    pub fn new(
+        pty: PtyHandle,
+        tree: ProcessTree,
+        stop: CancellationToken,
+        silence: Duration,
+    ) -> Self {
         let now = Instant::now();
         Detector {
             pty,
@@ -129,7 +134,8 @@ impl Detector {
         let long_silence = self.last_output.elapsed() >= POLL_SILENCE;
         for pid in members {
             let detected = reads_terminal(pid, &tty).or_else(|| {
-                (full_screen && long_silence && io_unchanged && polls(pid)).then_some(DetectedBy::Poll)
+                (full_screen && long_silence && io_unchanged && polls(pid))
+                    .then_some(DetectedBy::Poll)
             });
             if let Some(detected_by) = detected {
                 self.found = Some(InputWait {
@@ -219,9 +225,9 @@ fn fd_is(pid: u32, fd: i64, tty: &Path) -> bool {
 
 fn has_open(pid: u32, tty: &Path) -> bool {
     let Ok(entries) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { return false };
-    entries.flatten().any(|e| {
-        std::fs::read_link(e.path()).is_ok_and(|l| l == tty || l == Path::new("/dev/tty"))
-    })
+    entries
+        .flatten()
+        .any(|e| std::fs::read_link(e.path()).is_ok_and(|l| l == tty || l == Path::new("/dev/tty")))
 }
 
 fn cmdline(pid: u32) -> String {
@@ -260,4 +266,3 @@ pub(crate) fn texts(wait: &InputWait) -> (String, String) {
     );
     (advice, outcome)
 }
-

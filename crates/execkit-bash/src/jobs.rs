@@ -157,7 +157,8 @@ fn start_text(id: &str, request: &Request, artifact: Option<&str>) -> String {
         Some(secs) => format!("deadline {secs} s"),
         None => "no deadline".to_string(),
     };
-    let mut text = format!("Started background job {id} ({deadline}): {}", label(&request.original));
+    let mut text =
+        format!("Started background job {id} ({deadline}): {}", label(&request.original));
     match artifact {
         Some(uri) => text.push_str(&format!(
             "\nOutput so far: {uri} (grows live). Wait for it with job {{\"poll\": [\"{id}\"]}}."

@@ -135,9 +135,8 @@ impl BashRunner {
             }
             other => other,
         };
-        let mut child = spawned.map_err(|err| {
-            start_failed_result(&format!("Failed to start bash: {}", err.source))
-        })?;
+        let mut child = spawned
+            .map_err(|err| start_failed_result(&format!("Failed to start bash: {}", err.source)))?;
         let pty = child.pty();
         if let Some(bytes) = extras.stdin {
             if let Some(mut stdin) = child.take_stdin() {
@@ -151,11 +150,23 @@ impl BashRunner {
             }
         }
         let sink = self.sink(request, spill_from_start);
-        let info = LaunchedInfo { snap, scrubbed, cwd_file, pty: pty.is_some(), pty_fallback, _temp: temp };
+        let info = LaunchedInfo {
+            snap,
+            scrubbed,
+            cwd_file,
+            pty: pty.is_some(),
+            pty_fallback,
+            _temp: temp,
+        };
         Ok(Launched { child, started, sink, pty, info })
     }
 
-    pub(crate) fn run_limits(&self, request: &Request, started: Instant, cancel: CancellationToken) -> RunLimits {
+    pub(crate) fn run_limits(
+        &self,
+        request: &Request,
+        started: Instant,
+        cancel: CancellationToken,
+    ) -> RunLimits {
         let limits = &self.inner.deps.limits;
         RunLimits {
             deadline: request.timeout.secs.map(|s| started + Duration::from_secs(s)),
@@ -288,8 +299,12 @@ fn prelude_text(cwd_file: &Path, replay: Option<&Path>) -> String {
 pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
-    let mut file =
-        std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(path)?;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?;
     file.write_all(bytes)
 }
 

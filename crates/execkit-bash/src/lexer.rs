@@ -42,8 +42,15 @@ impl Op {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Token {
     /// A word, with its text after quote removal (when the quoting was simple).
-    Word { span: Span, text: String, quoted: bool },
-    Op { op: Op, span: Span },
+    Word {
+        span: Span,
+        text: String,
+        quoted: bool,
+    },
+    Op {
+        op: Op,
+        span: Span,
+    },
 }
 
 #[derive(Debug, Clone, Default)]

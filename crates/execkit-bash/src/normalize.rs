@@ -113,7 +113,9 @@ fn one_cd(command: &str) -> Option<(CdStep, String)> {
     let raw = &command[dir_span.start..dir_span.end];
     let quoted = raw.starts_with(['\'', '"']);
     // A quoted `~` is a literal directory name; bash does not expand it.
-    if !plain_dir_word(raw) || dir == "-" || (dir.starts_with('~') && (quoted || !is_home_form(dir)))
+    if !plain_dir_word(raw)
+        || dir == "-"
+        || (dir.starts_with('~') && (quoted || !is_home_form(dir)))
     {
         return None;
     }

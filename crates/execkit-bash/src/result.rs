@@ -90,7 +90,8 @@ pub(crate) enum LingeringAction {
 /// The text of a finished sink alone: body (or `(no output)`) and footer.
 pub(crate) fn summary_text(summary: &SinkSummary) -> String {
     let body = summary.body.strip_suffix('\n').unwrap_or(&summary.body);
-    let mut text = if body.trim().is_empty() { "(no output)".to_string() } else { body.to_string() };
+    let mut text =
+        if body.trim().is_empty() { "(no output)".to_string() } else { body.to_string() };
     if let Some(footer) = &summary.footer {
         text.push('\n');
         text.push_str(footer);
@@ -322,7 +323,11 @@ fn lingering_report(procs: &[Lingering], action: &LingeringAction) -> Option<Lin
     Some(LingeringReport {
         processes: procs
             .iter()
-            .map(|p| LingeringProcess { pid: p.pid, cmd: p.cmd.clone(), holds_output: p.holds_output })
+            .map(|p| LingeringProcess {
+                pid: p.pid,
+                cmd: p.cmd.clone(),
+                holds_output: p.holds_output,
+            })
             .collect(),
         action,
         job_id,
@@ -353,9 +358,9 @@ fn lingering_line(procs: &[Lingering], action: &LingeringAction) -> Option<Strin
     }
     let it = if procs.len() == 1 { "it" } else { "them" };
     let what = match action {
-        LingeringAction::Adopted(id) => format!(
-            "Adopted as background job {id}; stop {it} with job {{\"cancel\": [\"{id}\"]}}"
-        ),
+        LingeringAction::Adopted(id) => {
+            format!("Adopted as background job {id}; stop {it} with job {{\"cancel\": [\"{id}\"]}}")
+        }
         _ => format!("Stopped {it} (TERM, then KILL after 2 s)."),
     };
     Some(format!("[{count} still running after the command exited: {list}. {what}]"))

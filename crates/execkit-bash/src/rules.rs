@@ -63,7 +63,9 @@ fn builtin(name: &str) -> Option<Vec<RuleSource>> {
             | \btail\s+(-[a-zA-Z]*f|--follow)
             | \bdocker[\s-]compose\s+up\b
             | \bdocker\s+compose\s+up\b",
-            Some(r"\bdocker[\s-](compose\s+)?up\b.*\s(-d|--detach)\b|\bcompose\s+up\b.*\s(-d|--detach)\b"),
+            Some(
+                r"\bdocker[\s-](compose\s+)?up\b.*\s(-d|--detach)\b|\bcompose\s+up\b.*\s(-d|--detach)\b",
+            ),
             LONG_RUNNING_MESSAGE,
         )]),
         "debugger" => Some(vec![rule(
@@ -99,7 +101,9 @@ impl Rules {
             let Ok(text) = std::fs::read_to_string(file) else { continue };
             match serde_json::from_str::<Vec<RuleSource>>(&text) {
                 Ok(sources) => out.add_all(sources, &file.display().to_string()),
-                Err(err) => out.errors.push(format!("{}: {err}; its rules are skipped", file.display())),
+                Err(err) => {
+                    out.errors.push(format!("{}: {err}; its rules are skipped", file.display()))
+                }
             }
         }
         out

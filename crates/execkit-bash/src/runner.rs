@@ -117,7 +117,12 @@ impl BashRunner {
     }
 
     /// Runs one call. Never panics; every failure is an `isError` result.
-    pub async fn call(&self, params: BashParams, extras: BashExtras, ctx: BashContext) -> ToolResult {
+    pub async fn call(
+        &self,
+        params: BashParams,
+        extras: BashExtras,
+        ctx: BashContext,
+    ) -> ToolResult {
         let inner = &self.inner;
         let store = inner.deps.artifacts.as_ref().ok();
         let home = inner.deps.home.as_deref();
@@ -131,7 +136,8 @@ impl BashRunner {
         if let Err(text) = check_extras(&extras) {
             return ToolResult::error(text);
         }
-        if let Some(rule) = inner.config.rules.check(&request.normalized_command, &request.original) {
+        if let Some(rule) = inner.config.rules.check(&request.normalized_command, &request.original)
+        {
             return blocked_result(&rule.id, blocked_text(rule, &request.original));
         }
         let Some(bash) = inner.config.bash.clone() else {

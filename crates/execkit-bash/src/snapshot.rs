@@ -41,8 +41,21 @@ pub(crate) struct Snapshot {
 }
 
 const DROPPED: &[&str] = &[
-    "PWD", "OLDPWD", "SHLVL", "_", "PS1", "PS2", "PS4", "PROMPT_COMMAND", "TERM", "COLUMNS",
-    "LINES", "SHELLOPTS", "BASHOPTS", "BASH_ENV", "ENV",
+    "PWD",
+    "OLDPWD",
+    "SHLVL",
+    "_",
+    "PS1",
+    "PS2",
+    "PS4",
+    "PROMPT_COMMAND",
+    "TERM",
+    "COLUMNS",
+    "LINES",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "BASH_ENV",
+    "ENV",
 ];
 const DROPPED_PREFIXES: &[&str] = &["HIST", "BASH_", "EXECKIT"];
 
@@ -133,7 +146,9 @@ pub(crate) async fn capture(
     };
     let full_marker = format!("\n{FULL_MARKER}\n");
     let (env_part, full_part) = match find(&text, full_marker.as_bytes()) {
-        Some(end) if full => (&text[at + marker.len()..end], Some(&text[end + full_marker.len()..])),
+        Some(end) if full => {
+            (&text[at + marker.len()..end], Some(&text[end + full_marker.len()..]))
+        }
         _ => (&text[at + marker.len()..], None),
     };
     let mut hardened = EnvBuilder::from_vars(std::iter::empty());
@@ -181,7 +196,8 @@ async fn prepare_replay(
     let path = supervisor.run_dir().join(format!("snapshot-{n}.sh"));
     let mut text = b"shopt -s expand_aliases\n".to_vec();
     text.extend_from_slice(part);
-    crate::launch::write_private(&path, &text).map_err(|e| format!("cannot write the snapshot: {e}"))?;
+    crate::launch::write_private(&path, &text)
+        .map_err(|e| format!("cannot write the snapshot: {e}"))?;
     let sourced = format!(". {}", crate::normalize::shell_quote(&path.to_string_lossy()));
     let with = time_bash(supervisor, bash, &sourced, vars, own).await;
     let without = time_bash(supervisor, bash, ":", vars, own).await;

@@ -218,8 +218,13 @@ impl JobTable {
 
     /// Cancels every running job and waits until they end, at most the kill grace + 1 s.
     pub async fn close(&self) {
-        let tokens: Vec<CancellationToken> =
-            self.lock().jobs.values().filter(|j| j.end.is_none()).map(|j| j.cancel.clone()).collect();
+        let tokens: Vec<CancellationToken> = self
+            .lock()
+            .jobs
+            .values()
+            .filter(|j| j.end.is_none())
+            .map(|j| j.cancel.clone())
+            .collect();
         for token in &tokens {
             token.cancel();
         }

@@ -44,7 +44,10 @@ fn parse_ids(field: &str, ids: Option<Vec<String>>) -> Result<Option<Vec<u64>>, 
             .ok_or_else(|| {
                 ArgError::new(
                     format!("{field}[{i}]"),
-                    format!("{} is not a job id (expected bg_<n>)", serde_json::Value::from(id.as_str())),
+                    format!(
+                        "{} is not a job id (expected bg_<n>)",
+                        serde_json::Value::from(id.as_str())
+                    ),
                 )
             })?;
         if !out.contains(&number) {
@@ -65,10 +68,7 @@ fn validate(params: JobParams) -> Result<Request, ArgError> {
 }
 
 fn not_found(id: u64, table: &JobTable) -> String {
-    format!(
-        "bg_{id}: not found (finished jobs are kept {} s)",
-        table.config().retention.as_secs()
-    )
+    format!("bg_{id}: not found (finished jobs are kept {} s)", table.config().retention.as_secs())
 }
 
 impl JobTable {
@@ -127,7 +127,13 @@ impl JobTable {
         let state = self.lock();
         let jobs: Vec<_> = state.jobs.values().rev().collect();
         if jobs.is_empty() {
-            return finish(vec!["No background jobs.".to_string()], false, Vec::new(), None, started);
+            return finish(
+                vec!["No background jobs.".to_string()],
+                false,
+                Vec::new(),
+                None,
+                started,
+            );
         }
         let mut text = vec![format!("## Jobs ({})", jobs.len())];
         text.extend(list_lines(&jobs));
@@ -142,12 +148,17 @@ impl JobTable {
         let tokens: Vec<_> = {
             let state = self.lock();
             ids.iter()
-                .filter_map(|id| state.jobs.get(id).filter(|j| j.end.is_none()).map(|j| j.cancel.clone()))
+                .filter_map(|id| {
+                    state.jobs.get(id).filter(|j| j.end.is_none()).map(|j| j.cancel.clone())
+                })
                 .collect()
         };
         let was_running: Vec<u64> = {
             let state = self.lock();
-            ids.iter().copied().filter(|id| state.jobs.get(id).is_some_and(|j| j.end.is_none())).collect()
+            ids.iter()
+                .copied()
+                .filter(|id| state.jobs.get(id).is_some_and(|j| j.end.is_none()))
+                .collect()
         };
         for token in &tokens {
             token.cancel();
@@ -177,13 +188,19 @@ impl JobTable {
                 }
                 Some(job) if was_running.contains(id) => {
                     job.reported |= report_now;
-                    (format!("bg_{id}: cancelled after {:.1} s", job.wall().as_secs_f64()), "cancelled")
+                    (
+                        format!("bg_{id}: cancelled after {:.1} s", job.wall().as_secs_f64()),
+                        "cancelled",
+                    )
                 }
                 Some(job) => {
                     // Reporting a job that ended badly is an error result (J14).
                     is_error |= job.state() != JobState::Completed;
                     (
-                        format!("bg_{id}: already finished ({})", crate::render::outcome_words(job)),
+                        format!(
+                            "bg_{id}: already finished ({})",
+                            crate::render::outcome_words(job)
+                        ),
                         "already_finished",
                     )
                 }
@@ -202,7 +219,12 @@ impl JobTable {
                 ids.iter().copied().partition(|id| state.jobs.contains_key(id))
             }
             _ => (
-                state.jobs.values().filter(|j| j.end.is_none() || !j.reported).map(|j| j.id).collect(),
+                state
+                    .jobs
+                    .values()
+                    .filter(|j| j.end.is_none() || !j.reported)
+                    .map(|j| j.id)
+                    .collect(),
                 Vec::new(),
             ),
         }
@@ -225,7 +247,8 @@ impl JobTable {
                     .iter()
                     .filter_map(|id| state.jobs.get(id))
                     .any(|j| j.end.is_some() && !j.reported);
-                let all_done = watched.iter().filter_map(|id| state.jobs.get(id)).all(|j| j.end.is_some());
+                let all_done =
+                    watched.iter().filter_map(|id| state.jobs.get(id)).all(|j| j.end.is_some());
                 let line = watched
                     .iter()
                     .filter_map(|id| state.jobs.get(id))

@@ -179,6 +179,9 @@ mod tests {
             err(json!({"command": "x", "env": []})),
             "Invalid argument \"env\": expected an object (got array)"
         );
-        assert_eq!(err(json!([1])), "Invalid argument \"arguments\": expected an object (got array)");
+        assert_eq!(
+            err(json!([1])),
+            "Invalid argument \"arguments\": expected an object (got array)"
+        );
     }
 }

@@ -94,8 +94,8 @@ mod tests {
             "Invalid argument \"timout\": unknown field; expected one of command, cwd, env, \
              timeout, head, tail, pty, async"
         );
-        let ok = parse_params::<BashParams>(json!({"command": "ls", "async": true, "tail": 3}))
-            .unwrap();
+        let ok =
+            parse_params::<BashParams>(json!({"command": "ls", "async": true, "tail": 3})).unwrap();
         assert_eq!(ok.run_async, Some(true));
         assert_eq!(ok.tail, Some(3));
     }

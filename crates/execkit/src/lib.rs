@@ -9,9 +9,9 @@
 mod toolkit;
 pub mod tools;
 
-pub use execkit_output::artifact::{ArtifactId, ArtifactStore, ReadOutput, Selection};
-pub use execkit_protocol::{Content, Progress, ToolResult};
 pub use execkit_bash::BashExtras;
+pub use execkit_output::artifact::{ArtifactId, ArtifactStore, ReadOutput, Selection};
 pub use execkit_protocol::ProgressFn;
+pub use execkit_protocol::{Content, Progress, ToolResult};
 pub use toolkit::{CallContext, Doctor, DoctorSection, Toolkit, ToolkitBuilder};
 pub use tools::ToolSpec;

@@ -19,7 +19,6 @@ use tokio_util::sync::CancellationToken;
 
 use crate::tools::{Tool, ToolSpec};
 
-
 /// How often artifact retention runs while the Toolkit lives (O28).
 const GC_INTERVAL: Duration = Duration::from_secs(3600);
 
@@ -110,8 +109,12 @@ impl ToolkitBuilder {
         }
         let home = own_env.get("HOME").map(PathBuf::from);
         let jobs = JobTable::new(
-            JobConfig::from_lookup(&lookup, &mut notes, Duration::from_millis(limits.kill_grace_ms))
-                .map_err(|e| e.to_string())?,
+            JobConfig::from_lookup(
+                &lookup,
+                &mut notes,
+                Duration::from_millis(limits.kill_grace_ms),
+            )
+            .map_err(|e| e.to_string())?,
         );
         let bash_config = BashConfig::from_lookup(cwd.clone(), &lookup, home.as_deref());
         let bash = BashRunner::new(
@@ -343,9 +346,11 @@ impl Toolkit {
                 Err(reason) => format!("off: {reason}"),
             }],
         });
-        sections.push(DoctorSection { title: "bash".to_string(), lines: inner.bash.doctor_lines() });
+        sections
+            .push(DoctorSection { title: "bash".to_string(), lines: inner.bash.doctor_lines() });
         if !inner.notes.is_empty() {
-            sections.push(DoctorSection { title: "settings".to_string(), lines: inner.notes.clone() });
+            sections
+                .push(DoctorSection { title: "settings".to_string(), lines: inner.notes.clone() });
         }
         Doctor { sections }
     }
