@@ -232,13 +232,11 @@ const MAX_STDIN_BYTES: usize = 1 << 20;
 
 /// B42's limits: stdin size, and the same name and value rules as the `env` argument.
 fn check_extras(extras: &BashExtras) -> Result<(), String> {
-    if let Some(stdin) = &extras.stdin {
-        if stdin.len() > MAX_STDIN_BYTES {
-            return Err(format!(
-                "Invalid argument \"stdin\": {} bytes exceeds the {MAX_STDIN_BYTES}-byte limit",
-                stdin.len()
-            ));
-        }
+    if let Some(stdin) = extras.stdin.as_ref().filter(|s| s.len() > MAX_STDIN_BYTES) {
+        return Err(format!(
+            "Invalid argument \"stdin\": {} bytes exceeds the {MAX_STDIN_BYTES}-byte limit",
+            stdin.len()
+        ));
     }
     execkit_process::env::validate_caller_env(&extras.env).map_err(|e| e.to_string())
 }
