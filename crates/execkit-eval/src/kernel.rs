@@ -1,0 +1,335 @@
+//! One kernel process: spawn, handshake, I/O tasks, shutdown (spec-eval.md E28–E32).
+//!
+//! The kernel is started through `execkit-process` in its own session, with fd 0 `/dev/null`,
+//! fds 1 and 2 the diagnostic pipe, fd 3 commands and fd 4 events. One owner task holds the
+//! `Child` and publishes its exit status; the event reader parses untrusted lines into a
+//! bounded channel (a flooding kernel blocks on its pipe, not on host memory); the command
+//! writer serialises host frames. Dropping the command sender closes fd 3, and a kernel whose
+//! command pipe reaches EOF exits.
+
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::os::fd::OwnedFd;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use execkit_process::{ExitStatus, ProcessTree, SpawnSpec, StdinMode, Supervisor, signal_name};
+use execkit_protocol::eval::Language;
+use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::net::unix::pipe;
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+
+use crate::error::StartError;
+use crate::frame::{self, HostFrame, KernelFrame, Line, PROTOCOL};
+
+/// Frames queued between the event reader and the cell loop (E31).
+const EVENT_QUEUE: usize = 256;
+/// Host frames queued for the writer; the host sends few (execute, tool results).
+const COMMAND_QUEUE: usize = 64;
+/// The diagnostic ring keeps the newest 16 KiB (E28).
+const DIAG_RING: usize = 16 * 1024;
+/// Lines of the diagnostic tail shown when a kernel fails to start or dies.
+const DIAG_LINES: usize = 40;
+
+/// What the event reader forwards.
+#[derive(Debug)]
+pub enum Event {
+    Frame(KernelFrame),
+    Bad(String),
+    TooLong,
+    Closed,
+}
+
+/// How to start one kernel.
+#[derive(Debug, Clone)]
+pub struct KernelSpawn {
+    pub language: Language,
+    pub program: PathBuf,
+    pub args: Vec<OsString>,
+    pub cwd: PathBuf,
+    pub env: Vec<(OsString, OsString)>,
+    pub ready_timeout: Duration,
+    pub trace: bool,
+}
+
+/// The newest bytes of the diagnostic pipe.
+#[derive(Debug, Default)]
+pub struct DiagRing {
+    bytes: VecDeque<u8>,
+}
+
+impl DiagRing {
+    fn push(&mut self, chunk: &[u8]) {
+        self.bytes.extend(chunk);
+        let excess = self.bytes.len().saturating_sub(DIAG_RING);
+        self.bytes.drain(..excess);
+    }
+
+    /// The last 40 lines, lossily decoded.
+    pub fn tail(&self) -> String {
+        let (a, b) = self.bytes.as_slices();
+        let text = String::from_utf8_lossy(&[a, b].concat()).into_owned();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(DIAG_LINES)..].join("\n")
+    }
+}
+
+/// A live kernel. Cell execution is in [`crate::cell`].
+#[derive(Debug)]
+pub struct Kernel {
+    pub language: Language,
+    pub pid: u32,
+    pub version: String,
+    pub start_ms: u64,
+    pub(crate) tree: ProcessTree,
+    pub(crate) cmd: mpsc::Sender<HostFrame>,
+    pub(crate) events: tokio::sync::Mutex<mpsc::Receiver<Event>>,
+    pub(crate) exit: watch::Receiver<Option<ExitStatus>>,
+    diag: Arc<Mutex<DiagRing>>,
+    next_id: AtomicU64,
+    pub(crate) trace: bool,
+}
+
+fn pipe_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let (r, w) = std::io::pipe()?;
+    Ok((OwnedFd::from(r), OwnedFd::from(w)))
+}
+
+impl Kernel {
+    /// Spawns the kernel and waits for `ready` (E30).
+    pub async fn start(supervisor: &Supervisor, spec: KernelSpawn) -> Result<Kernel, StartError> {
+        let lang = spec.language.display_name();
+        let io_err = |e: std::io::Error| StartError::Failed {
+            lang,
+            reason: format!("cannot create pipes: {e}"),
+            diag: String::new(),
+        };
+        let (cmd_r, cmd_w) = pipe_pair().map_err(io_err)?;
+        let (evt_r, evt_w) = pipe_pair().map_err(io_err)?;
+        let started = Instant::now();
+        let mut child = supervisor
+            .spawn(SpawnSpec {
+                program: spec.program.clone(),
+                args: spec.args.clone(),
+                arg0: None,
+                cwd: spec.cwd.clone(),
+                env: spec.env.clone(),
+                stdin: StdinMode::Null,
+                extra_fds: vec![(cmd_r, 3), (evt_w, 4)],
+                ..SpawnSpec::default()
+            })
+            .await
+            .map_err(|e| StartError::Failed { lang, reason: e.to_string(), diag: String::new() })?;
+        let pid = child.pid();
+        let tree = child.tree();
+        let diag = Arc::new(Mutex::new(DiagRing::default()));
+        let (diag_done_tx, diag_done) = watch::channel(false);
+        if let Some(mut out) = child.take_output() {
+            let diag = diag.clone();
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 8192];
+                while let Ok(n) = out.read(&mut buf).await {
+                    if n == 0 {
+                        break;
+                    }
+                    if let Ok(mut ring) = diag.lock() {
+                        ring.push(&buf[..n]);
+                    }
+                }
+                let _ = diag_done_tx.send(true);
+            });
+        }
+        let (exit_tx, exit) = watch::channel(None);
+        tokio::spawn(async move {
+            // The owner task: the only holder of the Child.
+            let status = child.wait().await.unwrap_or(ExitStatus { code: None, signal: None });
+            let _ = exit_tx.send(Some(status));
+        });
+        let (event_tx, event_rx) = mpsc::channel(EVENT_QUEUE);
+        let receiver = pipe::Receiver::from_owned_fd(evt_r).map_err(io_err)?;
+        tokio::spawn(read_events(receiver, event_tx));
+        let (cmd_tx, cmd_rx) = mpsc::channel(COMMAND_QUEUE);
+        let sender = pipe::Sender::from_owned_fd(cmd_w).map_err(io_err)?;
+        tokio::spawn(write_commands(sender, cmd_rx));
+
+        let mut kernel = Kernel {
+            language: spec.language,
+            pid,
+            version: String::new(),
+            start_ms: 0,
+            tree,
+            cmd: cmd_tx,
+            events: tokio::sync::Mutex::new(event_rx),
+            exit,
+            diag,
+            next_id: AtomicU64::new(1),
+            trace: spec.trace,
+        };
+        let first = tokio::time::timeout(spec.ready_timeout, async {
+            let mut events = kernel.events.lock().await;
+            events.recv().await
+        })
+        .await;
+        let failure = match first {
+            Ok(Some(Event::Frame(KernelFrame::Ready { protocol, version, .. }))) => {
+                if protocol != PROTOCOL {
+                    Some(StartError::Protocol { lang, got: protocol })
+                } else {
+                    kernel.version = version;
+                    None
+                }
+            }
+            Ok(Some(Event::Frame(other))) => Some(StartError::Failed {
+                lang,
+                reason: format!("sent {} before ready", frame_kind(&other)),
+                diag: String::new(),
+            }),
+            Ok(Some(Event::Bad(_) | Event::TooLong)) => Some(StartError::Failed {
+                lang,
+                reason: "sent an invalid frame before ready".into(),
+                diag: String::new(),
+            }),
+            Ok(Some(Event::Closed) | None) => {
+                let status = kernel.wait_exit(Duration::from_secs(2)).await;
+                let reason = match status {
+                    Some(s) => describe_exit(s),
+                    None => "it closed its event pipe".into(),
+                };
+                Some(StartError::Failed { lang, reason, diag: String::new() })
+            }
+            Err(_) => Some(StartError::Failed {
+                lang,
+                reason: format!("no ready frame within {} s", spec.ready_timeout.as_secs()),
+                diag: String::new(),
+            }),
+        };
+        if let Some(mut err) = failure {
+            kernel.kill().await;
+            let mut diag_done = diag_done;
+            // The diagnostic pipe closes when the group is gone; bound the wait anyway.
+            let _ = tokio::time::timeout(Duration::from_secs(1), diag_done.wait_for(|d| *d)).await;
+            if let StartError::Failed { diag, .. } = &mut err {
+                *diag = kernel.diag_tail();
+            }
+            return Err(err);
+        }
+        kernel.start_ms = started.elapsed().as_millis() as u64;
+        Ok(kernel)
+    }
+
+    pub(crate) fn next_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// The last 40 lines of the diagnostic pipe.
+    pub fn diag_tail(&self) -> String {
+        self.diag.lock().map(|ring| ring.tail()).unwrap_or_default()
+    }
+
+    /// The exit status, once the leader has exited.
+    pub fn exit_status(&self) -> Option<ExitStatus> {
+        *self.exit.borrow()
+    }
+
+    pub fn is_alive(&self) -> bool {
+        self.exit.borrow().is_none()
+    }
+
+    /// Waits up to `limit` for the leader to exit.
+    pub async fn wait_exit(&self, limit: Duration) -> Option<ExitStatus> {
+        let mut exit = self.exit.clone();
+        let _ = tokio::time::timeout(limit, exit.wait_for(Option::is_some)).await;
+        *exit.borrow()
+    }
+
+    /// SIGKILLs the whole group at once (timeouts, protocol violations).
+    pub async fn kill(&self) {
+        self.tree.kill(Duration::ZERO).await;
+    }
+
+    /// The E32 sequence: `shutdown`, close fd 3, 1 s, then TERM and KILL the group.
+    pub async fn shutdown(&self) {
+        let _ = self.cmd.try_send(HostFrame::Shutdown);
+        if self.wait_exit(Duration::from_secs(1)).await.is_none() {
+            self.tree.kill(Duration::from_secs(1)).await;
+        } else {
+            // Children the kernel started stay in its group: end them too.
+            self.tree.kill(Duration::ZERO).await;
+        }
+    }
+
+    /// Every live member of the kernel's tree (tests check that none remain).
+    pub fn members(&self) -> Vec<u32> {
+        self.tree.members()
+    }
+}
+
+/// CPU time (user + system, including waited-for children) of `pid` in milliseconds, where
+/// the platform reports it (`/proc`).
+pub fn cpu_ms(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command's closing parenthesis; utime is field 14 overall.
+    let rest = stat.rsplit_once(") ")?.1;
+    let fields: Vec<u64> =
+        rest.split(' ').skip(11).take(4).filter_map(|f| f.parse().ok()).collect();
+    // SAFETY: sysconf only reads a system constant.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    let ticks = if ticks > 0 { ticks as u64 } else { 100 };
+    (fields.len() == 4).then(|| fields.iter().sum::<u64>() * 1000 / ticks)
+}
+
+/// `exited with code 3` / `killed by SIGSEGV`.
+pub fn describe_exit(status: ExitStatus) -> String {
+    match (status.code, status.signal) {
+        (_, Some(sig)) => format!("killed by {}", signal_name(sig)),
+        (Some(code), None) => format!("exited with code {code}"),
+        (None, None) => "ended (status unknown)".to_string(),
+    }
+}
+
+pub(crate) fn frame_kind(frame: &KernelFrame) -> &'static str {
+    match frame {
+        KernelFrame::Ready { .. } => "ready",
+        KernelFrame::Started { .. } => "started",
+        KernelFrame::Stream { .. } => "stream",
+        KernelFrame::Display { .. } => "display",
+        KernelFrame::Result { .. } => "result",
+        KernelFrame::Error { .. } => "error",
+        KernelFrame::ToolCall { .. } => "tool_call",
+        KernelFrame::ToolCancel { .. } => "tool_cancel",
+        KernelFrame::Done { .. } => "done",
+        KernelFrame::SnapshotDone { .. } => "snapshot_done",
+        KernelFrame::RestoreDone { .. } => "restore_done",
+        KernelFrame::Unknown => "an unknown frame",
+    }
+}
+
+async fn read_events(receiver: pipe::Receiver, tx: mpsc::Sender<Event>) {
+    let mut reader = BufReader::with_capacity(64 * 1024, receiver);
+    let mut buf = Vec::new();
+    loop {
+        let event = match frame::read_line(&mut reader, &mut buf, frame::MAX_LINE).await {
+            Ok(Line::Frame(f)) => Event::Frame(f),
+            Ok(Line::Bad(why)) => Event::Bad(why),
+            Ok(Line::TooLong) => Event::TooLong,
+            Ok(Line::Eof) | Err(_) => Event::Closed,
+        };
+        let last = matches!(event, Event::TooLong | Event::Closed);
+        if tx.send(event).await.is_err() || last {
+            return;
+        }
+    }
+}
+
+async fn write_commands(mut sender: pipe::Sender, mut rx: mpsc::Receiver<HostFrame>) {
+    while let Some(frame) = rx.recv().await {
+        let shutdown = matches!(frame, HostFrame::Shutdown);
+        if sender.write_all(&frame.to_line()).await.is_err() || shutdown {
+            break;
+        }
+    }
+    // Dropping the sender closes fd 3: the kernel exits on EOF (E32).
+}

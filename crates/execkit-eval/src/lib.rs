@@ -1,0 +1,52 @@
+//! The execkit `eval` tool: persistent Python kernels (and, later, JavaScript ones) spoken to
+//! over NDJSON, so an agent keeps variables, imports and loaded data across calls.
+//!
+//! Shape, from the wire inwards:
+//! - [`frame`]: the kernel protocol, host and kernel side, as serde tagged enums. Kernel frames
+//!   are untrusted: bounded lines, unknown types tolerated, bad lines counted, never acted on.
+//! - [`kernel`]: one kernel process started through `execkit-process` — fds 3/4 carry frames,
+//!   fds 1/2 a diagnostic pipe — with one owner task and bounded channels.
+//! - [`cell`]: one cell on one kernel: the frame loop, SIGINT-then-SIGKILL on timeout, tool
+//!   calls back into the dispatcher.
+//! - [`pool`]: kernels keyed by (session, language, cwd, executable), at most N live per
+//!   language with LRU eviction, idle expiry, the restart policy and loss announcements.
+//! - [`python`]: interpreter resolution to a real binary (never a shim), the embedded kernel
+//!   files, and the kernel's filtered environment.
+//! - [`runner::EvalRunner`]: the tool — validate everything first, hold the session, run cells
+//!   in order, stop at the first failure, and build one ToolResult.
+//!
+//! The JavaScript backend will speak the same protocol to the same pool.
+
+mod cell;
+mod collect;
+pub mod config;
+pub mod error;
+pub mod frame;
+pub mod kernel;
+mod park;
+pub mod pool;
+pub mod python;
+pub mod render;
+mod result;
+mod runner;
+mod validate;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+pub use cell::{CellEnd, CellObserver, CellOutcome, CellRun, Stop, ToolCallRecord};
+pub use config::{Backends, EvalConfig, KernelMode};
+pub use park::{Restored, Snapshot};
+pub use result::Status;
+pub use runner::EvalRunner;
+
+/// How prelude `tool.<name>(args)` calls back into the dispatcher.
+pub type ToolCallback = Arc<
+    dyn Fn(
+            String,
+            serde_json::Value,
+        ) -> Pin<Box<dyn Future<Output = execkit_protocol::ToolResult> + Send>>
+        + Send
+        + Sync,
+>;

@@ -1,0 +1,396 @@
+//! The kernel pool (spec-eval.md E33–E37): one slot per kernel key, at most `max` live kernels
+//! per language with LRU eviction of idle ones, an idle timer, the restart policy, and state
+//! loss remembered until the next cell can announce it.
+//!
+//! Starts for one key are serialised by a per-key async lock, so a call that needs a kernel
+//! whose start (a pre-warm, say) is in flight waits for it instead of launching a second one.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use execkit_process::Supervisor;
+use execkit_protocol::eval::Language;
+use tokio::sync::Mutex;
+use tokio::time::Instant;
+
+use crate::error::{PoolError, StartError};
+use crate::kernel::{Kernel, KernelSpawn};
+use crate::park::{Restored, Snapshot};
+
+/// (session, language, canonical cwd, kernel executable).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct KernelKey {
+    pub session: String,
+    pub language: Language,
+    pub cwd: PathBuf,
+    pub executable: PathBuf,
+}
+
+/// Why a kernel's state went away (E20 `state_lost.reason`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LossReason {
+    Crashed,
+    TimeoutKill,
+    IdleTimeout,
+    Evicted,
+    ProtocolError,
+}
+
+impl LossReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LossReason::Crashed => "crashed",
+            LossReason::TimeoutKill => "timeout_kill",
+            LossReason::IdleTimeout => "idle_timeout",
+            LossReason::Evicted => "evicted",
+            LossReason::ProtocolError => "protocol_error",
+        }
+    }
+}
+
+/// A pending E34 announcement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Loss {
+    pub reason: LossReason,
+    /// `the previous kernel crashed (killed by SIGSEGV)`, `it had been idle for 5 min`, …
+    pub text: String,
+}
+
+#[derive(Debug, Default)]
+struct Slot {
+    kernel: Option<Arc<Kernel>>,
+    busy: bool,
+    last_used: Option<Instant>,
+    generation: u64,
+    deaths: u32,
+    unavailable: Option<String>,
+    loss: Option<Loss>,
+    snapshot: Option<Snapshot>,
+    start_lock: Arc<Mutex<()>>,
+}
+
+/// A kernel checked out for one call; give it back with [`Pool::release`].
+#[derive(Debug)]
+pub struct Lease {
+    pub key: KernelKey,
+    pub kernel: Arc<Kernel>,
+    /// True when this lease started the kernel.
+    pub started: bool,
+    /// The loss to announce before this lease's first cell.
+    pub loss: Option<Loss>,
+    /// What a parking snapshot brought back into this (new) kernel.
+    pub restored: Option<Restored>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    supervisor: Supervisor,
+    slots: Mutex<HashMap<KernelKey, Slot>>,
+    max: usize,
+    idle: Option<Duration>,
+    /// Private 0700 directory for parking snapshots; `None` when snapshots are off.
+    snap_dir: Option<PathBuf>,
+}
+
+/// The pool. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Pool {
+    inner: Arc<Inner>,
+}
+
+impl Pool {
+    pub fn new(
+        supervisor: Supervisor,
+        max: usize,
+        idle: Option<Duration>,
+        snap_dir: Option<PathBuf>,
+    ) -> Pool {
+        Pool { inner: Arc::new(Inner { supervisor, slots: Mutex::default(), max, idle, snap_dir }) }
+    }
+
+    /// Writes `kernel`'s state to the key's snapshot file before it is stopped (P19).
+    async fn park(&self, key: &KernelKey, kernel: &Kernel) -> Option<Snapshot> {
+        use std::hash::{Hash, Hasher};
+        use std::os::unix::fs::DirBuilderExt;
+        let dir = self.inner.snap_dir.as_ref()?;
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).ok()?;
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        key.hash(&mut h);
+        kernel.snapshot(&dir.join(format!("{:016x}.pickle", h.finish()))).await
+    }
+
+    async fn stop_parked(&self, key: &KernelKey, kernel: Arc<Kernel>) {
+        let snap = self.park(key, &kernel).await;
+        kernel.shutdown().await;
+        if let Some(snap) = snap {
+            let mut slots = self.inner.slots.lock().await;
+            if let Some(slot) = slots.get_mut(key) {
+                slot.snapshot = Some(snap);
+            }
+        }
+    }
+
+    /// Checks out the kernel for `key`, starting one when needed.
+    /// `spawn` is only called when a kernel has to be started.
+    pub async fn acquire(
+        &self,
+        key: &KernelKey,
+        spawn: impl FnOnce() -> Result<KernelSpawn, StartError>,
+    ) -> Result<Lease, PoolError> {
+        let start_lock = {
+            let mut slots = self.inner.slots.lock().await;
+            slots.entry(key.clone()).or_default().start_lock.clone()
+        };
+        let _starting = start_lock.lock().await;
+        let mut slots = self.inner.slots.lock().await;
+        let slot = slots.entry(key.clone()).or_default();
+        if let Some(msg) = &slot.unavailable {
+            return Err(PoolError::Unavailable(msg.clone()));
+        }
+        if let Some(kernel) = slot.kernel.clone() {
+            if kernel.is_alive() {
+                slot.busy = true;
+                slot.generation += 1;
+                return Ok(Lease {
+                    key: key.clone(),
+                    kernel,
+                    started: false,
+                    loss: slot.loss.take(),
+                    restored: None,
+                });
+            }
+            // Died while idle: an unexpected death like any other.
+            slot.kernel = None;
+            let desc = kernel.exit_status().map(crate::kernel::describe_exit);
+            drop(slots);
+            self.record_death(key, desc.unwrap_or_else(|| "ended".into()), false).await;
+            slots = self.inner.slots.lock().await;
+            if let Some(msg) = slots.get(key).and_then(|s| s.unavailable.clone()) {
+                return Err(PoolError::Unavailable(msg));
+            }
+        }
+        // Room for one more live kernel of this language?
+        let live =
+            slots.iter().filter(|(k, s)| k.language == key.language && s.kernel.is_some()).count();
+        let mut evicted: Option<(KernelKey, Arc<Kernel>)> = None;
+        if live >= self.inner.max {
+            let victim = slots
+                .iter()
+                .filter(|(k, s)| k.language == key.language && s.kernel.is_some() && !s.busy)
+                .min_by_key(|(_, s)| s.last_used)
+                .map(|(k, _)| k.clone());
+            let Some(victim) = victim else {
+                return Err(PoolError::AllBusy {
+                    max: self.inner.max,
+                    lang: key.language.display_name(),
+                });
+            };
+            if let Some(slot) = slots.get_mut(&victim) {
+                evicted = slot.kernel.take().map(|k| (victim.clone(), k));
+                slot.loss = Some(Loss {
+                    reason: LossReason::Evicted,
+                    text: format!(
+                        "it was stopped to make room (at most {} live {} kernels)",
+                        self.inner.max,
+                        key.language.display_name()
+                    ),
+                });
+            }
+        }
+        let loss = slots.get_mut(key).and_then(|s| s.loss.take());
+        let snapshot = slots.get_mut(key).and_then(|s| s.snapshot.take());
+        drop(slots);
+        if let Some((victim, old)) = evicted {
+            self.stop_parked(&victim, old).await;
+        }
+        let started = match spawn() {
+            Ok(spec) => Kernel::start(&self.inner.supervisor, spec).await,
+            Err(e) => Err(e),
+        };
+        let kernel = match started {
+            Ok(kernel) => Arc::new(kernel),
+            Err(e) => {
+                // Keep what is owed to the next attempt.
+                let mut slots = self.inner.slots.lock().await;
+                let slot = slots.entry(key.clone()).or_default();
+                slot.loss = slot.loss.take().or(loss);
+                slot.snapshot = slot.snapshot.take().or(snapshot);
+                return Err(e.into());
+            }
+        };
+        let restored = match &snapshot {
+            Some(snap) => {
+                let restored = kernel.restore(snap).await;
+                let _ = std::fs::remove_file(&snap.path);
+                Some(restored)
+            }
+            None => None,
+        };
+        let mut slots = self.inner.slots.lock().await;
+        let slot = slots.entry(key.clone()).or_default();
+        slot.kernel = Some(kernel.clone());
+        slot.busy = true;
+        slot.generation += 1;
+        Ok(Lease { key: key.clone(), kernel, started: true, loss, restored })
+    }
+
+    /// Starts the kernel for `key` in the background of a caller (pre-warm): a later acquire
+    /// waits for it. Failures are returned for doctor, never shown to calls.
+    pub async fn prewarm(
+        &self,
+        key: &KernelKey,
+        spawn: impl FnOnce() -> Result<KernelSpawn, StartError>,
+    ) -> Result<(), PoolError> {
+        let lease = self.acquire(key, spawn).await?;
+        self.release(lease).await;
+        Ok(())
+    }
+
+    /// Gives a lease back and arms the idle timer.
+    pub async fn release(&self, lease: Lease) {
+        let mut slots = self.inner.slots.lock().await;
+        let Some(slot) = slots.get_mut(&lease.key) else { return };
+        slot.busy = false;
+        slot.last_used = Some(Instant::now());
+        slot.generation += 1;
+        let generation = slot.generation;
+        if let (Some(idle), Some(_)) = (self.inner.idle, &slot.kernel) {
+            let pool = self.clone();
+            let key = lease.key.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(idle).await;
+                pool.expire(&key, generation, idle).await;
+            });
+        }
+    }
+
+    async fn expire(&self, key: &KernelKey, generation: u64, idle: Duration) {
+        let kernel = {
+            let mut slots = self.inner.slots.lock().await;
+            let Some(slot) = slots.get_mut(key) else { return };
+            if slot.busy || slot.generation != generation {
+                return;
+            }
+            let Some(kernel) = slot.kernel.take() else { return };
+            slot.loss = Some(Loss {
+                reason: LossReason::IdleTimeout,
+                text: format!("it had been idle for {}", human_duration(idle)),
+            });
+            kernel
+        };
+        self.stop_parked(key, kernel).await;
+    }
+
+    /// The kernel behind `key` died unexpectedly (E33): the first death allows one automatic
+    /// restart, the second stops the key until a reset.
+    pub async fn record_death(&self, key: &KernelKey, exit: String, protocol: bool) {
+        let mut slots = self.inner.slots.lock().await;
+        let slot = slots.entry(key.clone()).or_default();
+        slot.kernel = None;
+        slot.busy = false;
+        slot.deaths += 1;
+        if slot.deaths >= 2 {
+            slot.unavailable = Some(format!(
+                "{} kernel for session \"{}\" died twice (last: {exit}) and is not restarted \
+                 automatically again. Run a cell with \"reset\": true to start a fresh kernel.",
+                key.language.display_name(),
+                key.session
+            ));
+            slot.loss = None;
+        } else {
+            slot.loss = Some(if protocol {
+                Loss {
+                    reason: LossReason::ProtocolError,
+                    text: "the previous kernel broke the protocol".into(),
+                }
+            } else {
+                Loss {
+                    reason: LossReason::Crashed,
+                    text: format!("the previous kernel crashed ({exit})"),
+                }
+            });
+        }
+    }
+
+    /// How many unexpected deaths `key` has had since its last reset.
+    pub async fn deaths(&self, key: &KernelKey) -> u32 {
+        self.inner.slots.lock().await.get(key).map_or(0, |s| s.deaths)
+    }
+
+    /// A deliberate kill after a timeout: announced, never counted (E33).
+    pub async fn record_timeout_kill(&self, key: &KernelKey) {
+        let mut slots = self.inner.slots.lock().await;
+        let slot = slots.entry(key.clone()).or_default();
+        slot.kernel = None;
+        slot.busy = false;
+        slot.loss = Some(Loss {
+            reason: LossReason::TimeoutKill,
+            text: "the previous kernel was killed after a timeout".into(),
+        });
+    }
+
+    /// `reset: true` (E7): stops the kernel and clears the key's history.
+    pub async fn reset(&self, key: &KernelKey) {
+        let kernel = {
+            let mut slots = self.inner.slots.lock().await;
+            let Some(slot) = slots.get_mut(key) else { return };
+            slot.deaths = 0;
+            slot.unavailable = None;
+            slot.loss = None;
+            if let Some(snap) = slot.snapshot.take() {
+                let _ = std::fs::remove_file(&snap.path);
+            }
+            slot.kernel.take()
+        };
+        if let Some(kernel) = kernel {
+            kernel.shutdown().await;
+        }
+    }
+
+    /// Drops every kernel whose cwd is `cwd` (B26).
+    pub async fn drop_cwd(&self, cwd: &std::path::Path) {
+        let gone: Vec<Arc<Kernel>> = {
+            let mut slots = self.inner.slots.lock().await;
+            let keys: Vec<KernelKey> = slots.keys().filter(|k| k.cwd == cwd).cloned().collect();
+            keys.iter().filter_map(|k| slots.remove(k).and_then(|s| s.kernel)).collect()
+        };
+        for kernel in gone {
+            kernel.shutdown().await;
+        }
+    }
+
+    /// Live kernels per language (tests and doctor).
+    pub async fn live(&self, language: Language) -> Vec<Arc<Kernel>> {
+        let slots = self.inner.slots.lock().await;
+        slots
+            .iter()
+            .filter(|(k, _)| k.language == language)
+            .filter_map(|(_, s)| s.kernel.clone())
+            .filter(|k| k.is_alive())
+            .collect()
+    }
+
+    /// Shuts every kernel down in parallel.
+    pub async fn close(&self) {
+        let kernels: Vec<Arc<Kernel>> = {
+            let mut slots = self.inner.slots.lock().await;
+            slots.values_mut().filter_map(|s| s.kernel.take()).collect()
+        };
+        let mut set = tokio::task::JoinSet::new();
+        for kernel in kernels {
+            set.spawn(async move { kernel.shutdown().await });
+        }
+        while set.join_next().await.is_some() {}
+        if let Some(dir) = &self.inner.snap_dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// `5 min`, `90 s`.
+pub fn human_duration(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 60 && s.is_multiple_of(60) { format!("{} min", s / 60) } else { format!("{s} s") }
+}

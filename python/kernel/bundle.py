@@ -1,0 +1,157 @@
+"""MIME bundles for display() and cell results (spec-eval.md P10, P11).
+
+Types are recognised through ``type(obj).__module__``: the kernel never imports a library just
+to check whether a value belongs to it. Binary payloads travel as base64 strings.
+"""
+
+import json
+
+PLAIN_MAX = 65536
+IMAGE_MAX_SIDE = 2048
+REPR_METHODS = (
+    ("_repr_png_", "image/png"),
+    ("_repr_jpeg_", "image/jpeg"),
+    ("_repr_svg_", "image/svg+xml"),
+    ("_repr_markdown_", "text/markdown"),
+    ("_repr_json_", "application/json"),
+    ("_repr_html_", "text/html"),
+    ("_repr_latex_", "text/latex"),
+)
+
+
+def _b64(value):
+    if isinstance(value, (bytes, bytearray)):
+        import base64
+
+        return base64.b64encode(bytes(value)).decode("ascii")
+    return value
+
+
+def safe_repr(obj):
+    try:
+        text = repr(obj)
+    except Exception as exc:  # noqa: BLE001 - a broken __repr__ must not fail the cell
+        text = "<%s object (repr failed: %s)>" % (type(obj).__name__, exc)
+    if len(text) > PLAIN_MAX:
+        text = text[:PLAIN_MAX] + "…"
+    return text
+
+
+def _json_ok(obj):
+    try:
+        json.dumps(obj, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        return False
+    return True
+
+
+def _type_is(obj, module_prefix, *names):
+    cls = type(obj)
+    for klass in getattr(cls, "__mro__", (cls,)):
+        module = getattr(klass, "__module__", "") or ""
+        if module.split(".")[0] == module_prefix and klass.__name__ in names:
+            return True
+    return False
+
+
+def figure_png(fig):
+    import io
+
+    width, height = fig.get_size_inches()
+    dpi = 100.0
+    side = max(width, height) * dpi
+    if side > IMAGE_MAX_SIDE:
+        dpi = dpi * IMAGE_MAX_SIDE / side
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    return buf.getvalue()
+
+
+def pil_png(img):
+    import io
+
+    if max(img.size) > IMAGE_MAX_SIDE:
+        img = img.copy()
+        img.thumbnail((IMAGE_MAX_SIDE, IMAGE_MAX_SIDE))
+    if img.mode not in ("RGB", "RGBA", "L", "LA", "P", "1"):
+        img = img.convert("RGBA")
+    buf = io.BytesIO()
+    img.save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def _cell(value):
+    text = str(value).replace("\n", " ").replace("|", "\\|")
+    return text if len(text) <= 50 else text[:49] + "…"
+
+
+def frame_markdown(obj):
+    """A pandas DataFrame or Series as a pipe table, without tabulate."""
+    frame = obj.to_frame() if _type_is(obj, "pandas", "Series") else obj
+    rows, cols = frame.shape
+    columns = list(frame.columns)[:20]
+    header = [""] + [_cell(c) for c in columns]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    if rows > 50:
+        picks = list(range(25)) + [None] + list(range(rows - 5, rows))
+    else:
+        picks = list(range(rows))
+    for i in picks:
+        if i is None:
+            lines.append("| … |" + " … |" * len(columns))
+            continue
+        row = frame.iloc[i]
+        values = [_cell(frame.index[i])] + [_cell(row.iloc[j]) for j in range(len(columns))]
+        lines.append("| " + " | ".join(values) + " |")
+    if rows > 50 or len(frame.columns) > 20 or _type_is(obj, "pandas", "DataFrame"):
+        lines.append("")
+        lines.append("[%d rows x %d columns]" % (rows, len(frame.columns)))
+    return "\n".join(lines)
+
+
+def bundle(obj):
+    """The {mime: data} bundle of obj; always carries text/plain."""
+    data = {}
+    # Figures and PIL images first: they need our size limits (2048 px), not their own repr.
+    if _type_is(obj, "matplotlib", "Figure"):
+        try:
+            obj._execkit_shown = True
+        except AttributeError:
+            pass
+        return {"image/png": _b64(figure_png(obj)), "text/plain": safe_repr(obj)}
+    if _type_is(obj, "PIL", "Image"):
+        return {"image/png": _b64(pil_png(obj)), "text/plain": safe_repr(obj)}
+    method = getattr(type(obj), "_repr_mimebundle_", None)
+    if method is not None:
+        try:
+            got = obj._repr_mimebundle_()
+            if isinstance(got, tuple):
+                got = got[0]
+            if isinstance(got, dict):
+                data.update({k: _b64(v) for k, v in got.items() if isinstance(k, str)})
+        except Exception:  # noqa: BLE001 - fall through to the other sources
+            pass
+    if not data:
+        for name, mime in REPR_METHODS:
+            if getattr(type(obj), name, None) is None:
+                continue
+            try:
+                got = getattr(obj, name)()
+            except Exception:  # noqa: BLE001
+                continue
+            if isinstance(got, tuple):
+                got = got[0]
+            if got is not None:
+                data[mime] = _b64(got)
+    if _type_is(obj, "pandas", "DataFrame", "Series"):
+        try:
+            data = {"text/markdown": frame_markdown(obj)}
+        except Exception:  # noqa: BLE001
+            pass
+    if "application/json" in data and not _json_ok(data["application/json"]):
+        del data["application/json"]
+    if not data and isinstance(obj, (dict, list, tuple, int, float, bool)):
+        if _json_ok(obj):
+            data["application/json"] = obj
+    data["text/plain"] = safe_repr(obj)
+    return data

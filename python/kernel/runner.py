@@ -1,0 +1,632 @@
+"""execkit Python kernel: runs cells in one persistent namespace, speaking NDJSON.
+
+The host starts this file as ``python -I -B -X utf8 runner.py`` with fd 3 carrying commands
+(host -> kernel) and fd 4 carrying events (kernel -> host); fds 1 and 2 are a diagnostic pipe.
+Before anything else the protocol fds move to numbers >= 100 with close-on-exec, so user code,
+C extensions and child processes can neither read nor forge frames. Cell output is captured
+through private pipes that replace fds 1 and 2 and is forwarded as ``stream`` frames.
+
+Standard library only, Python 3.8+ (spec-eval.md P5, P20). ``magics.py`` and ``prelude.py``
+live next to this file and are loaded by path, because ``-I`` keeps this directory off sys.path.
+"""
+
+import codecs
+import fcntl
+import json
+import os
+import select
+import signal
+import sys
+import threading
+import time
+
+PROTOCOL = 1
+HERE = os.path.dirname(os.path.abspath(__file__))
+RUNNER_FILE = os.path.abspath(__file__)
+# A stream frame carries at most this many bytes read from a capture pipe; with U+FFFD
+# replacement (3 bytes per invalid byte) the text stays under the 64 KiB frame limit.
+READ_CHUNK = 16384
+# Output written while no cell runs is kept (the newest part only) for the next cell.
+BETWEEN_CELLS_MAX = 65536
+CO_COROUTINE = 0x0080
+
+
+def _high(fd):
+    new = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 100)
+    os.close(fd)
+    return new
+
+
+CMD_FD = _high(3)
+EVT_FD = _high(4)
+# The original fd 2 (the diagnostic pipe), kept for faulthandler so fatal-signal tracebacks
+# reach the host's diagnostic ring even after the user closes fd 2.
+DIAG_FD = fcntl.fcntl(2, fcntl.F_DUPFD_CLOEXEC, 100)
+
+
+def _close_protocol_fds_in_child():
+    for fd in (CMD_FD, EVT_FD):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+os.register_at_fork(after_in_child=_close_protocol_fds_in_child)
+
+_evt_lock = threading.Lock()
+# Frames whose delivery may wait for the next frame (started, result, error): one write per
+# cell instead of three halves a trivial cell's round trip. Order is kept: every write
+# flushes what is pending first.
+_pending = []
+
+
+def emit(frame, defer=False):
+    """Writes one frame. Lone surrogates never reach the wire (replaced on encoding)."""
+    try:
+        line = json.dumps(frame, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError):
+        line = json.dumps(frame, ensure_ascii=False, separators=(",", ":"), default=repr)
+        line = line.replace("NaN", "null").replace("Infinity", "null")
+    data = line.encode("utf-8", "replace") + b"\n"
+    with _evt_lock:
+        if defer:
+            _pending.append(data)
+            return
+        if _pending:
+            data = b"".join(_pending) + data
+            del _pending[:]
+        view = memoryview(data)
+        while view:
+            try:
+                n = os.write(EVT_FD, view)
+            except InterruptedError:
+                continue
+            except OSError:
+                os._exit(0)  # the host is gone
+            view = view[n:]
+
+
+class State:
+    """What the kernel knows about the running cell."""
+
+    def __init__(self):
+        self.cell_id = None
+        self.running = False
+        self.deadline = 0.0
+        self.count = 0
+        self.tools = []
+        self.between = []
+        self.between_len = 0
+        self.capture_stack = []
+
+
+state = State()
+
+
+class Capture:
+    """One captured fd (1 or 2): a private pipe, a reader thread, incremental UTF-8."""
+
+    def __init__(self, name, target_fd):
+        self.name = name
+        self.target_fd = target_fd
+        self.r, self.w = os.pipe()
+        os.set_blocking(self.r, False)
+        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self.lock = threading.Lock()
+        self.restore_fd()
+        thread = threading.Thread(target=self._loop, name="execkit-" + name, daemon=True)
+        thread.start()
+
+    def restore_fd(self):
+        os.dup2(self.w, self.target_fd)
+
+    def _loop(self):
+        while True:
+            try:
+                select.select([self.r], [], [])
+            except (OSError, ValueError):
+                return
+            with self.lock:
+                self._drain()
+
+    def _drain(self):
+        while True:
+            try:
+                data = os.read(self.r, READ_CHUNK)
+            except (BlockingIOError, InterruptedError):
+                return
+            if not data:
+                return
+            text = self.decoder.decode(data)
+            if text:
+                forward(self.name, text)
+
+    def sync(self):
+        """Forwards everything already in the pipe before the caller emits its own frame."""
+        with self.lock:
+            self._drain()
+
+
+def forward(name, text):
+    if state.capture_stack:
+        state.capture_stack[-1].add_stream(name, text)
+        return
+    cid = state.cell_id
+    if cid is None:
+        state.between.append(text)
+        state.between_len += len(text)
+        while state.between_len > BETWEEN_CELLS_MAX and len(state.between) > 1:
+            state.between_len -= len(state.between.pop(0))
+        return
+    emit({"type": "stream", "id": cid, "name": name, "text": text})
+
+
+class StdinNotAvailable(EOFError):
+    """Raised by input() and sys.stdin reads: eval cells have no stdin."""
+
+
+NO_STDIN = (
+    "input() is not available in eval cells (there is no stdin); put the data in the code "
+    "or read it from a file"
+)
+
+
+class NoStdin:
+    encoding = "utf-8"
+
+    def _fail(self, *_args, **_kwargs):
+        raise StdinNotAvailable(NO_STDIN)
+
+    read = readline = readlines = _fail
+    buffer = property(lambda self: self)
+
+    def isatty(self):
+        return False
+
+    def fileno(self):
+        return 0
+
+    def __iter__(self):
+        self._fail()
+
+
+def _input(prompt=""):
+    raise StdinNotAvailable(NO_STDIN)
+
+
+def _sigint(_signum, _frame):
+    # Idle or between cells: a late interrupt is discarded (P16).
+    if state.running:
+        raise KeyboardInterrupt
+
+
+class Kernel:
+    """What prelude.py and magics.py may use from the runner."""
+
+    def __init__(self):
+        import io
+
+        self.io = io
+        self.ns = None
+        self.out = Capture("stdout", 1)
+        self.err = Capture("stderr", 2)
+        self.out_w = fcntl.fcntl(self.out.w, fcntl.F_DUPFD_CLOEXEC, 100)
+        self.err_w = fcntl.fcntl(self.err.w, fcntl.F_DUPFD_CLOEXEC, 100)
+        self.loop = None
+        self.stdout = None
+        self.stderr = None
+        self.magics = None
+        self.prelude_names = set()
+        self.tool_replies = {}
+        self.tool_seq = 0
+        self.tool_lock = threading.Lock()
+        self.figures_this_cell = 0
+
+    # -- output -----------------------------------------------------------------------
+    def proxies(self):
+        """Restores fds 1 and 2 and reinstalls the stdio proxies when user code replaced them."""
+        io = self.io
+        for capture in (self.out, self.err):
+            capture.restore_fd()
+        if self.stdout is None or sys.stdout is not self.stdout or self.stdout.closed:
+            self.stdout = io.TextIOWrapper(
+                io.FileIO(self.out_w, "w", closefd=False),
+                encoding="utf-8", errors="replace", line_buffering=True, write_through=True)
+        if self.stderr is None or sys.stderr is not self.stderr or self.stderr.closed:
+            self.stderr = io.TextIOWrapper(
+                io.FileIO(self.err_w, "w", closefd=False),
+                encoding="utf-8", errors="backslashreplace", line_buffering=True,
+                write_through=True)
+        sys.stdout, sys.stderr = self.stdout, self.stderr
+        if not isinstance(sys.stdin, NoStdin):
+            sys.stdin = NoStdin()
+
+    def sync(self):
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        self.out.sync()
+        self.err.sync()
+
+    def send(self, frame, defer=False):
+        if state.capture_stack and frame["type"] == "display":
+            state.capture_stack[-1].outputs.append(frame["data"])
+            return
+        self.sync()
+        emit(frame, defer)
+
+    def display_bundle(self, data, metadata=None):
+        if state.cell_id is None and not state.capture_stack:
+            return
+        frame = {"type": "display", "id": state.cell_id, "data": data}
+        if metadata:
+            frame["metadata"] = metadata
+        self.send(frame)
+
+    # -- tool calls -------------------------------------------------------------------
+    def call_tool(self, name, args):
+        """Returns ("result", ToolResult dict) or ("error", one line)."""
+        cid = state.cell_id
+        if cid is None:
+            return "error", "tool calls are only possible while a cell is running"
+        with self.tool_lock:
+            self.tool_seq += 1
+            call_id = self.tool_seq
+            slot = [threading.Event(), None]
+            self.tool_replies[call_id] = slot
+        emit({"type": "tool_call", "id": cid, "call_id": call_id, "name": name, "args": args})
+        wait = max(0.0, state.deadline - time.monotonic()) + 5.0
+        try:
+            if not slot[0].wait(wait):
+                return "error", "tool call %s got no reply" % name
+        except KeyboardInterrupt:
+            emit({"type": "tool_cancel", "call_id": call_id})
+            raise
+        finally:
+            with self.tool_lock:
+                self.tool_replies.pop(call_id, None)
+        reply = slot[1] or {}
+        if reply.get("error") is not None:
+            return "error", str(reply.get("error"))
+        return "result", reply.get("result") or {}
+
+    def deliver_tool_result(self, cmd):
+        with self.tool_lock:
+            slot = self.tool_replies.get(cmd.get("call_id"))
+        if slot is not None:
+            slot[1] = cmd
+            slot[0].set()
+
+    # -- namespace --------------------------------------------------------------------
+    def fresh_namespace(self):
+        import types
+
+        main = types.ModuleType("__main__")
+        main.__dict__["__builtins__"] = __builtins__
+        sys.modules["__main__"] = main
+        self.ns = main.__dict__
+        self.install_prelude()
+
+    def reset_namespace(self):
+        """%reset: clears the namespace in place (the running cell sees it) and reinstalls the
+        prelude."""
+        self.ns.clear()
+        self.ns.update({"__name__": "__main__", "__builtins__": __builtins__})
+        self.install_prelude()
+
+    def install_prelude(self):
+        before = set(self.ns)
+        self.ns["_ek_magic_"] = lambda *a: self.get_magics().line_magic(*a)
+        self.ns["_ek_shell_"] = lambda *a, **k: self.get_magics().shell(*a, **k)
+        self.ns["_ek_cell_magic_"] = lambda *a: self.get_magics().cell_magic(*a)
+        path = os.path.join(HERE, "prelude.py")
+        with open(path, encoding="utf-8") as f:
+            source = f.read()
+        scope = {"__name__": "execkit_prelude", "_kernel": self}
+        exec(compile(source, path, "exec", dont_inherit=True), scope)
+        for name in scope.get("__all__", []):
+            self.ns[name] = scope[name]
+        self.prelude_names = (set(self.ns) - before) | {"_ek_magic_", "_ek_shell_",
+                                                        "_ek_cell_magic_"}
+
+    def get_magics(self):
+        """The magic commands, loaded on first use (most cells never need them)."""
+        if self.magics is None:
+            self.magics = load_module("magics").Magics(self, state)
+        return self.magics
+
+    def tool_names(self):
+        return list(state.tools)
+
+    def user_names_all(self):
+        """Every user-bound name (modules included), for snapshots."""
+        return [n for n in self.ns if not n.startswith("_") and n not in self.prelude_names]
+
+    def user_names(self):
+        import types
+
+        out = []
+        for name, value in self.ns.items():
+            if name.startswith("_") or name in self.prelude_names:
+                continue
+            if isinstance(value, types.ModuleType):
+                continue
+            out.append(name)
+        return sorted(out)
+
+    # -- execution --------------------------------------------------------------------
+    def event_loop(self):
+        if self.loop is None or self.loop.is_closed():
+            import asyncio
+
+            self.loop = asyncio.new_event_loop()
+        return self.loop
+
+    def run_code(self, code):
+        value = eval(code, self.ns)  # noqa: S307 - running the user's cell is the job
+        if code.co_flags & CO_COROUTINE:
+            value = self.event_loop().run_until_complete(value)
+        return value
+
+    def run_source(self, source, filename, display_last=True):
+        """Compiles and runs one cell body; returns (has_value, value)."""
+        import ast
+        import linecache
+
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        flags = getattr(ast, "PyCF_ALLOW_TOP_LEVEL_AWAIT", 0)
+        if "%" in source or "!" in source:
+            source = self.get_magics().transform(source)
+        tree = compile(source, filename, "exec", ast.PyCF_ONLY_AST | flags, dont_inherit=True)
+        last = None
+        if display_last and tree.body and isinstance(tree.body[-1], ast.Expr):
+            if not ends_with_semicolon(source):
+                last = tree.body.pop()
+        self.run_code(compile(tree, filename, "exec", flags, dont_inherit=True))
+        if last is None:
+            return False, None
+        expr = ast.Expression(last.value)
+        return True, self.run_code(compile(expr, filename, "eval", flags, dont_inherit=True))
+
+    def flush_figures(self):
+        plt = sys.modules.get("matplotlib.pyplot")
+        if plt is None or "matplotlib" not in sys.modules:
+            return
+        extra = 0
+        for num in list(plt.get_fignums()):
+            fig = plt.figure(num)
+            if getattr(fig, "_execkit_shown", False):
+                pass
+            elif self.figures_this_cell < 10:
+                self.figures_this_cell += 1
+                self.display_bundle(self.bundle_mod.bundle(fig))
+            else:
+                extra += 1
+            plt.close(fig)
+        if extra:
+            sys.stdout.write("[%d more figures closed without display]\n" % extra)
+
+    def patch_pyplot(self, module):
+        """plt.show() displays and closes the open figures at once (P11)."""
+
+        def show(*_args, **_kwargs):
+            self.flush_figures()
+
+        module.show = show
+
+
+def ends_with_semicolon(source):
+    if ";" not in source:
+        return False
+    import io
+    import tokenize
+
+    last = None
+    skip = (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER,
+            tokenize.INDENT, tokenize.DEDENT)
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type not in skip:
+                last = tok
+    except (tokenize.TokenError, SyntaxError):
+        return False
+    return last is not None and last.string == ";"
+
+
+def clean_traceback(tb):
+    """Drops runner and asyncio frames above the first cell frame."""
+    first = tb
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.startswith("<cell-"):
+            return tb
+        tb = tb.tb_next
+    while first is not None and first.tb_frame.f_code.co_filename == RUNNER_FILE:
+        first = first.tb_next
+    return first
+
+
+def error_frame(cid, exc, limit=None):
+    import traceback
+
+    if isinstance(exc, SyntaxError):
+        lines = traceback.format_exception_only(type(exc), exc)
+    else:
+        tb = clean_traceback(exc.__traceback__)
+        te = traceback.TracebackException(type(exc), exc, tb, limit=limit)
+        # The SIGINT handler (and any other runner frame) is not the user's code.
+        te.stack = traceback.StackSummary.from_list(
+            [f for f in te.stack if f.filename != RUNNER_FILE])
+        lines = list(te.format())
+    text = "".join(lines).rstrip("\n").split("\n")
+    try:
+        evalue = str(exc)
+    except Exception:  # noqa: BLE001 - a broken __str__ must not kill the kernel
+        evalue = "<unprintable %s>" % type(exc).__name__
+    return {"type": "error", "id": cid, "ename": type(exc).__name__, "evalue": evalue,
+            "traceback": text}
+
+
+def execute(kernel, cmd):
+    cid = cmd.get("id")
+    code = cmd.get("code")
+    if not isinstance(code, str):
+        code = ""
+    state.count += 1
+    count = state.count
+    state.tools = [t for t in cmd.get("tools") or [] if isinstance(t, str)]
+    timeout_ms = cmd.get("timeout_ms")
+    timeout_s = timeout_ms / 1000.0 if isinstance(timeout_ms, (int, float)) else 30.0
+    kernel.proxies()
+    kernel.sync()
+    kernel.figures_this_cell = 0
+    state.cell_id = cid
+    state.deadline = time.monotonic() + timeout_s
+    emit({"type": "started", "id": cid, "execution_count": count}, defer=True)
+    if state.between:
+        text = "".join(state.between)
+        state.between, state.between_len = [], 0
+        emit({"type": "stream", "id": cid, "name": "stdout",
+              "text": "[output produced between cells]\n" + text})
+    status = "ok"
+    try:
+        try:
+            state.running = True
+            has_value, value = kernel.run_source(code, "<cell-%d>" % count)
+        finally:
+            state.running = False
+        if has_value and value is not None:
+            kernel.ns["_"] = value
+            kernel.send({"type": "result", "id": cid, "data": kernel.bundle(value)}, defer=True)
+    except KeyboardInterrupt as exc:
+        status = "interrupted"
+        kernel.send(error_frame(cid, exc, limit=-10), defer=True)
+    except SystemExit as exc:
+        if exc.code is None or exc.code == 0:
+            sys.stdout.write("[sys.exit(0) ended the cell; the kernel keeps running]\n")
+        else:
+            status = "error"
+            kernel.send(error_frame(cid, exc), defer=True)
+    except BaseException as exc:  # noqa: BLE001 - every user error becomes an error frame
+        status = "error"
+        kernel.send(error_frame(cid, exc), defer=True)
+    try:
+        kernel.flush_figures()
+    except Exception as exc:  # noqa: BLE001
+        sys.stderr.write("[figure capture failed: %s]\n" % exc)
+    kernel.sync()
+    emit({"type": "done", "id": cid, "status": status, "execution_count": count})
+    state.cell_id = None
+
+
+def command_reader(kernel, queue):
+    with os.fdopen(CMD_FD, "rb", buffering=65536) as f:
+        for line in f:
+            try:
+                cmd = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(cmd, dict):
+                continue
+            kind = cmd.get("type")
+            if kind == "shutdown":
+                os._exit(0)
+            elif kind == "tool_result":
+                kernel.deliver_tool_result(cmd)
+            elif kind in ("execute", "snapshot", "restore"):
+                queue.put(cmd)
+    os._exit(0)  # command pipe EOF: the host is gone or closed us
+
+
+class PyplotHook:
+    """Patches matplotlib.pyplot.show when pyplot is first imported; nothing is imported here."""
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "matplotlib.pyplot":
+            return None
+        import importlib.machinery
+
+        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        original = spec.loader.exec_module
+        kernel = self.kernel
+
+        def exec_module(module):
+            original(module)
+            kernel.patch_pyplot(module)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+def load_module(name):
+    """Loads a kernel file next to this one as module ``_execkit_<name>`` (no importlib)."""
+    import types
+
+    full = "_execkit_" + name
+    module = sys.modules.get(full)
+    if module is not None:
+        return module
+    path = os.path.join(HERE, name + ".py")
+    module = types.ModuleType(full)
+    module.__file__ = path
+    with open(path, encoding="utf-8") as f:
+        code = compile(f.read(), path, "exec", dont_inherit=True)
+    sys.modules[full] = module
+    exec(code, module.__dict__)
+    return module
+
+
+def build_sys_path():
+    """P3: the session cwd, then PYTHONPATH, then user site-packages outside a venv."""
+    front = [os.getcwd()]
+    front += [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    sys.path[:0] = [p for p in front if p not in sys.path]
+    if sys.prefix == getattr(sys, "base_prefix", sys.prefix):
+        import site
+
+        user = site.getusersitepackages()
+        if isinstance(user, str) and os.path.isdir(user) and user not in sys.path:
+            site.addsitedir(user)
+
+
+def main():
+    import builtins
+    import faulthandler
+    import queue as queue_mod
+
+    faulthandler.enable(file=DIAG_FD)
+    signal.signal(signal.SIGINT, _sigint)
+    builtins.input = _input
+    kernel = Kernel()
+    kernel.proxies()
+    kernel.bundle_mod = load_module("bundle")
+    kernel.bundle = kernel.bundle_mod.bundle
+    kernel.fresh_namespace()
+    build_sys_path()
+    sys.meta_path.insert(0, PyplotHook(kernel))
+    commands = queue_mod.Queue(maxsize=64)
+    threading.Thread(target=command_reader, args=(kernel, commands), name="execkit-commands",
+                     daemon=True).start()
+    emit({"type": "ready", "protocol": PROTOCOL, "language": "python",
+          "version": "%d.%d.%d" % sys.version_info[:3], "pid": os.getpid(),
+          "executable": sys.executable})
+    while True:
+        cmd = commands.get()
+        kind = cmd.get("type")
+        if kind == "execute":
+            execute(kernel, cmd)
+        elif kind == "snapshot":
+            emit(load_module("snapshot").save(kernel, cmd))
+        elif kind == "restore":
+            emit(load_module("snapshot").restore(kernel, cmd))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,325 @@
+//! Integration tests: eval, with the real python3 (no mocks), driven through
+//! `execkit_eval::EvalRunner` (the runner the dispatcher wires as the `eval` tool).
+//!
+//! Tests needing matplotlib or pandas print `SKIPPED <test>: python module <m> not installed`
+//! and return, unless `EXECKIT_TEST_STRICT=1`, where the missing module fails the test.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use execkit_eval::{EvalConfig, EvalRunner};
+use execkit_output::artifact::{ArtifactStore, StoreLimits};
+use execkit_output::clamp::Limits;
+use execkit_process::{CancellationToken, Supervisor, SupervisorConfig};
+use execkit_protocol::eval::Language;
+use execkit_protocol::{Content, Progress, ToolResult, parse_params};
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+struct Kit {
+    runner: EvalRunner,
+    dir: tempfile::TempDir,
+}
+
+fn kit_with(edit: impl FnOnce(&mut EvalConfig)) -> Kit {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("work")).unwrap();
+    let supervisor = Supervisor::start(SupervisorConfig::default()).unwrap();
+    let store = ArtifactStore::open(&dir.path().join("artifacts"), StoreLimits::default());
+    let mut cfg = EvalConfig::from_lookup(dir.path().join("work"), &|k| std::env::var(k).ok());
+    cfg.prewarm = false;
+    cfg.cache_dir = dir.path().join("cache");
+    edit(&mut cfg);
+    let runner =
+        EvalRunner::new(supervisor, store.map_err(|e| e.to_string()), Limits::default(), cfg, None);
+    Kit { runner, dir }
+}
+
+impl Kit {
+    async fn call(&self, args: Value) -> ToolResult {
+        match parse_params(args) {
+            Ok(p) => self.runner.call(p, None, CancellationToken::new()).await,
+            Err(e) => ToolResult::error(e.to_string()),
+        }
+    }
+
+    async fn py(&self, code: &str) -> ToolResult {
+        self.call(json!({"language": "py", "code": code})).await
+    }
+}
+
+fn cell(r: &ToolResult, i: usize) -> Value {
+    r.structured_content.as_ref().unwrap()["cells"][i].clone()
+}
+
+#[allow(clippy::print_stderr)]
+/// True when `module` imports in the interpreter the kernel uses; otherwise prints the skip
+/// notice (or fails under EXECKIT_TEST_STRICT=1).
+async fn have_module(kit: &Kit, test: &str, module: &str) -> bool {
+    let r = kit
+        .py(&format!(
+            "import importlib.util\nprint(importlib.util.find_spec('{module}') is not None)"
+        ))
+        .await;
+    if r.text() == "True" {
+        return true;
+    }
+    assert!(
+        std::env::var("EXECKIT_TEST_STRICT").as_deref() != Ok("1"),
+        "{test}: python module {module} not installed (EXECKIT_TEST_STRICT=1)"
+    );
+    eprintln!("SKIPPED {test}: python module {module} not installed");
+    false
+}
+
+#[tokio::test]
+async fn eval_shorthand_equals_one_cell_and_headers() {
+    let kit = kit_with(|_| {});
+    let a = kit.py("21 * 2").await;
+    let b = kit.call(json!({"cells": [{"language": "python", "code": "21 * 2"}]})).await;
+    assert_eq!(a.text(), "42");
+    assert_eq!(b.text(), "42");
+    let r = kit
+        .call(json!({"cells": [
+            {"language": "py", "code": "import math", "title": "imports"},
+            {"language": "py", "code": "print(math.pi)", "title": "a\nlong title ".repeat(10)},
+        ]}))
+        .await;
+    let text = r.text();
+    assert!(text.starts_with("--- Cell 1/2 (imports) [py] ok in "), "{text}");
+    assert!(text.contains("(no output)"), "{text}");
+    assert!(text.contains("--- Cell 2/2 (a long title a long title"), "{text}");
+    assert!(text.contains("…) [py] ok in "), "{text}");
+    let s = r.structured_content.unwrap();
+    assert_eq!(s["session"], "default");
+    assert_eq!(s["failed_cell"], Value::Null);
+    assert_eq!(s["cells"][1]["execution_count"], 4);
+    kit.runner.close().await;
+}
+
+#[tokio::test]
+async fn eval_progress_streams_while_a_cell_runs() {
+    let kit = kit_with(|_| {});
+    let seen: Arc<Mutex<Vec<Progress>>> = Arc::default();
+    let sink = seen.clone();
+    let progress: Arc<dyn Fn(Progress) + Send + Sync> =
+        Arc::new(move |p| sink.lock().unwrap().push(p));
+    let p = parse_params(json!({"cells": [{"language": "py", "title": "tick",
+        "code": "import time\nfor i in range(5):\n    print('step', i, flush=True)\n    time.sleep(0.1)"}]}))
+    .unwrap();
+    let r = kit.runner.call(p, Some(progress), CancellationToken::new()).await;
+    assert!(!r.is_error);
+    let (count, last) = {
+        let seen = seen.lock().unwrap();
+        (seen.len(), seen.last().cloned().unwrap())
+    };
+    assert!(count >= 2, "{count}");
+    assert!(last.message.starts_with("Cell 1/1 (tick) [py] running "), "{}", last.message);
+    assert!(last.tail.contains("step"), "{}", last.tail);
+    kit.runner.close().await;
+}
+
+#[tokio::test]
+async fn eval_two_calls_on_one_session_run_in_turn() {
+    let kit = Arc::new(kit_with(|_| {}));
+    let (a, b) = (kit.clone(), kit.clone());
+    let t = Instant::now();
+    let first = tokio::spawn(async move { a.py("import time\ntime.sleep(0.5)\nx = 1").await });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let second = tokio::spawn(async move { b.py("x + 1").await });
+    let (first, second) = (first.await.unwrap(), second.await.unwrap());
+    assert!(!first.is_error);
+    assert_eq!(second.text(), "2");
+    assert!(t.elapsed() >= Duration::from_millis(500));
+    kit.runner.close().await;
+}
+
+#[tokio::test]
+async fn eval_deleted_cwd_is_reported() {
+    let kit = kit_with(|_| {});
+    assert!(!kit.py("1").await.is_error);
+    let work = kit.dir.path().join("work");
+    std::fs::remove_dir_all(&work).unwrap();
+    let r = kit.py("1").await;
+    assert!(r.is_error);
+    assert!(r.text().starts_with("working directory "), "{}", r.text());
+    assert!(r.text().ends_with(" no longer exists"), "{}", r.text());
+    assert!(kit.runner.pool().live(Language::Py).await.is_empty());
+    kit.runner.close().await;
+}
+
+#[tokio::test]
+async fn eval_backends_select_and_report() {
+    let kit = kit_with(|c| c.backends = execkit_eval::Backends::parse(Some("js")));
+    let r = kit.py("1").await;
+    assert!(r.is_error);
+    assert!(
+        r.text().starts_with("cells[0].language: \"py\" is disabled (EXECKIT_EVAL_BACKENDS="),
+        "{}",
+        r.text()
+    );
+    assert_eq!(kit.runner.languages(), vec![Language::Js]);
+    let kit = kit_with(|c| c.backends = execkit_eval::Backends::parse(Some("ruby")));
+    let r = kit.py("1").await;
+    assert_eq!(
+        r.text(),
+        "EXECKIT_EVAL_BACKENDS=\"ruby\" is invalid; use one of 0, bash, js, 1, py, mix, both"
+    );
+    assert!(kit.runner.doctor()[0].contains("is invalid"));
+}
+
+#[tokio::test]
+async fn eval_shim_on_path_is_bypassed() {
+    // A shell-script `python3` shim first on PATH: the kernel must run the real binary.
+    let kit = kit_with(|_| {});
+    let real = kit.py("import sys\nprint(sys.executable)").await.text();
+    let shim_dir = kit.dir.path().join("shim");
+    std::fs::create_dir_all(&shim_dir).unwrap();
+    let shim = shim_dir.join("python3");
+    std::fs::write(&shim, format!("#!/bin/sh\nexec {real} \"$@\"\n")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let kit2 = kit_with(|c| c.python = Some(shim.display().to_string()));
+    let r = kit2.py("import sys\nprint(sys.executable)").await;
+    assert_eq!(r.text(), real);
+    let doctor = kit2.runner.doctor().join("\n");
+    assert!(doctor.contains("is a shim; kernels start"), "{doctor}");
+    kit.runner.close().await;
+    kit2.runner.close().await;
+}
+
+#[tokio::test]
+async fn eval_missing_python_names_candidates() {
+    let kit = kit_with(|c| c.python = Some("/nonexistent/python3".into()));
+    let r = kit.py("1").await;
+    assert!(r.is_error);
+    assert_eq!(
+        r.text(),
+        "no Python ≥ 3.8 found; tried: /nonexistent/python3 (not found); set EXECKIT_PYTHON or create .venv"
+    );
+}
+
+#[tokio::test]
+async fn eval_credentials_do_not_reach_the_kernel() {
+    // SAFETY: the variables are unique to this test and only read by kernels it starts.
+    unsafe {
+        std::env::set_var("EXECKIT_TEST_API_TOKEN", "abc");
+        std::env::set_var("LC_EXECKIT_TEST", "kept");
+    }
+    let kit = kit_with(|_| {});
+    let r = kit.py("import os\nprint(os.environ.get('EXECKIT_TEST_API_TOKEN'), os.environ.get('LC_EXECKIT_TEST'))").await;
+    assert_eq!(r.text(), "None kept");
+    kit.runner.close().await;
+}
+
+#[tokio::test]
+async fn eval_prewarm_is_shared_with_the_first_call() {
+    let kit = kit_with(|c| c.prewarm = true);
+    let r = kit.py("1").await;
+    assert_eq!(r.text(), "1");
+    // The pre-warmed kernel served the call: no second start.
+    assert_eq!(cell(&r, 0)["kernel"]["started"], false);
+    assert_eq!(kit.runner.pool().live(Language::Py).await.len(), 1);
+    kit.runner.close().await;
+}
+
+#[tokio::test]
+async fn eval_close_leaves_no_kernel_behind() {
+    let kit = kit_with(|_| {});
+    let r = kit.py("import subprocess\np = subprocess.Popen(['sleep', '1000'])\np.pid").await;
+    let child: u32 = r.text().parse().unwrap();
+    let kernel = cell(&r, 0)["kernel"]["pid"].as_u64().unwrap() as u32;
+    kit.runner.close().await;
+    for pid in [child, kernel] {
+        let until = Instant::now() + Duration::from_secs(3);
+        while Instant::now() < until && std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            if stat.contains(") Z ") {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        assert!(stat.is_empty() || stat.contains(") Z "), "pid {pid} survived: {stat}");
+    }
+}
+
+#[tokio::test]
+async fn eval_matplotlib_figures_become_images() {
+    let kit = kit_with(|_| {});
+    if !have_module(&kit, "eval_matplotlib_figures_become_images", "matplotlib").await {
+        return;
+    }
+    let r = kit
+        .py("import matplotlib.pyplot as plt\nplt.figure(); plt.plot([1, 2])\nplt.figure(); plt.plot([2, 1])\nprint('drawn')")
+        .await;
+    assert!(!r.is_error, "{}", r.text());
+    let images = r.content.iter().filter(|c| matches!(c, Content::Image { .. })).count();
+    assert_eq!(images, 2);
+    assert!(r.text().contains("[image 1: image/png "), "{}", r.text());
+    assert!(r.text().contains("[image 2: image/png "), "{}", r.text());
+    kit.runner.close().await;
+}
+
+#[tokio::test]
+async fn eval_pandas_dataframe_is_markdown() {
+    let kit = kit_with(|_| {});
+    if !have_module(&kit, "eval_pandas_dataframe_is_markdown", "pandas").await {
+        return;
+    }
+    let r = kit.py("import pandas as pd\npd.DataFrame({'a': [1, 2], 'b': ['x', 'y']})").await;
+    assert_eq!(
+        r.text(),
+        "|  | a | b |\n|---|---|---|\n| 0 | 1 | x |\n| 1 | 2 | y |\n\n[2 rows x 2 columns]"
+    );
+    kit.runner.close().await;
+}
+
+#[tokio::test]
+async fn eval_plt_show_order_and_figure_cap() {
+    let kit = kit_with(|_| {});
+    if !have_module(&kit, "eval_plt_show_order_and_figure_cap", "matplotlib").await {
+        return;
+    }
+    let r = kit
+        .py("import matplotlib.pyplot as plt\nprint('before')\nplt.plot([1, 2])\nplt.show()\nprint('after')")
+        .await;
+    let text = r.text();
+    assert!(text.starts_with("before\n[image 1: image/png "), "{text}");
+    assert!(text.ends_with("]\nafter"), "{text}");
+    let r = kit.py("for i in range(12):\n    plt.figure()").await;
+    let images = r.content.iter().filter(|c| matches!(c, Content::Image { .. })).count();
+    assert_eq!(images, 8);
+    assert!(r.text().contains("[2 more figures closed without display]"), "{}", r.text());
+    assert!(r.text().contains("[image 9: image/png "), "{}", r.text());
+    assert!(
+        r.text().contains("at most 8 images (5 MiB each) are returned inline]"),
+        "{}",
+        r.text()
+    );
+    kit.runner.close().await;
+}
+
+#[tokio::test]
+async fn eval_pil_images_are_downscaled() {
+    let kit = kit_with(|_| {});
+    if !have_module(&kit, "eval_pil_images_are_downscaled", "PIL").await {
+        return;
+    }
+    let r = kit.py("from PIL import Image\nImage.new('RGB', (4000, 1000), 'red')").await;
+    assert!(r.text().starts_with("[image 1: image/png 2048x512, "), "{}", r.text());
+    kit.runner.close().await;
+}
+
+#[tokio::test]
+async fn eval_long_dataframes_are_elided() {
+    let kit = kit_with(|_| {});
+    if !have_module(&kit, "eval_long_dataframes_are_elided", "pandas").await {
+        return;
+    }
+    let r = kit.py("import pandas as pd\npd.DataFrame({'n': range(60)})").await;
+    let text = r.text();
+    assert!(text.contains("| 24 | 24 |\n| … | … |\n| 55 | 55 |"), "{text}");
+    assert!(text.ends_with("[60 rows x 1 columns]"), "{text}");
+    kit.runner.close().await;
+}
