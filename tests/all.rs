@@ -10,3 +10,4 @@ mod job;
 mod output;
 mod process;
 mod support;
+mod toolkit;

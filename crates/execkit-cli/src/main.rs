@@ -13,6 +13,7 @@ mod artifact;
 mod bash;
 mod call;
 mod doctor;
+mod eval;
 mod mcp;
 mod run;
 mod tools;
@@ -25,7 +26,7 @@ use clap::{Parser, Subcommand};
 #[command(
     name = "execkit",
     version,
-    about = "Execution toolkit for AI agents: bash, background jobs and artifacts, over MCP or the CLI",
+    about = "Execution toolkit for AI agents: bash, Python cells, background jobs and artifacts, over MCP or the CLI",
     long_about = "Execution toolkit for AI agents.\n\n\
         `execkit mcp` serves the tools to an agent harness over MCP on stdio. The other \
         subcommands run the same tools from a shell.\n\n\
@@ -57,6 +58,8 @@ enum Command {
     Call(call::CallArgs),
     /// Run a bash command and print its output.
     Bash(bash::BashArgs),
+    /// Run Python cells and print their output.
+    Eval(eval::EvalArgs),
     /// Print the tool list with JSON schemas.
     Tools(tools::ToolsArgs),
     /// Read, list or collect the stored artifacts (full outputs, `artifact://<id>`).

@@ -60,6 +60,7 @@ async fn dispatch(cli: Cli) -> i32 {
         Command::Mcp => crate::mcp::run(cwd).await,
         Command::Call(args) => crate::call::run(cwd, args).await,
         Command::Bash(args) => crate::bash::run(cwd, args).await,
+        Command::Eval(args) => crate::eval::run(cwd, args).await,
         Command::Tools(args) => crate::tools::run(cwd, args).await,
         Command::Artifact(args) => crate::artifact::run(cwd, args).await,
         Command::Doctor => crate::doctor::run(cwd).await,

@@ -2,16 +2,18 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use execkit_bash::{BashConfig, BashContext, BashDeps, BashExtras, BashRunner};
+use execkit_eval::{EvalConfig, EvalRunner, ToolCallback};
 use execkit_jobs::{JobConfig, JobTable};
 use execkit_output::artifact::{ArtifactStore, StoreLimits};
 use execkit_output::clamp::Limits;
 use execkit_process::env::ScrubRules;
 use execkit_process::{Supervisor, SupervisorConfig};
 use execkit_protocol::bash::BashParams;
+use execkit_protocol::eval::EvalParams;
 use execkit_protocol::job::JobParams;
 use execkit_protocol::{ProgressFn, ToolResult, parse_params};
 use serde_json::Value;
@@ -129,19 +131,45 @@ impl ToolkitBuilder {
                 jobs: jobs.clone(),
             },
         );
-        Ok(Toolkit {
-            inner: Arc::new(Inner {
+        let mut eval_config = EvalConfig::from_lookup(cwd.clone(), &lookup);
+        eval_config.tools =
+            Tool::ALL.iter().filter(|t| **t != Tool::Eval).map(|t| t.name().to_string()).collect();
+        let inner = Arc::new_cyclic(|weak: &Weak<Inner>| {
+            let eval = EvalRunner::new(
+                supervisor.clone(),
+                artifacts.clone(),
+                limits.clone(),
+                eval_config,
+                Some(tool_callback(weak.clone())),
+            );
+            Inner {
                 cwd,
                 limits,
                 notes,
                 supervisor,
                 artifacts,
                 bash,
+                eval,
                 jobs,
                 shutdown: CancellationToken::new(),
-            }),
-        })
+            }
+        });
+        Ok(Toolkit { inner })
     }
+}
+
+/// How prelude `tool.<name>(args)` reaches the other tools: through the Toolkit, held weakly
+/// so kernels never keep a closed Toolkit alive.
+fn tool_callback(toolkit: Weak<Inner>) -> ToolCallback {
+    Arc::new(move |name: String, args: Value| {
+        let toolkit = toolkit.clone();
+        Box::pin(async move {
+            match toolkit.upgrade() {
+                Some(inner) => Toolkit { inner }.call(&name, args, CallContext::default()).await,
+                None => ToolResult::error("The toolkit has closed"),
+            }
+        })
+    })
 }
 
 /// `EXECKIT_MEMORY_MAX` in bytes (a plain number, or with a K/M/G suffix).
@@ -188,6 +216,7 @@ struct Inner {
     supervisor: Supervisor,
     artifacts: Result<ArtifactStore, String>,
     bash: BashRunner,
+    eval: EvalRunner,
     jobs: JobTable,
     /// Cancelled by `close()`: every call in flight ends as cancelled.
     shutdown: CancellationToken,
@@ -222,6 +251,13 @@ impl Toolkit {
                         bash.call(params, BashExtras::default(), BashContext { progress, cancel })
                     })
                     .await
+                }
+                Err(err) => ToolResult::error(err.to_string()),
+            },
+            Tool::Eval => match parse_params::<EvalParams>(args) {
+                Ok(params) => {
+                    let eval = &self.inner.eval;
+                    self.guarded(cancel, |cancel| eval.call(params, progress, cancel)).await
                 }
                 Err(err) => ToolResult::error(err.to_string()),
             },
@@ -348,6 +384,7 @@ impl Toolkit {
         });
         sections
             .push(DoctorSection { title: "bash".to_string(), lines: inner.bash.doctor_lines() });
+        sections.push(DoctorSection { title: "eval".to_string(), lines: inner.eval.doctor() });
         if !inner.notes.is_empty() {
             sections
                 .push(DoctorSection { title: "settings".to_string(), lines: inner.notes.clone() });
@@ -358,6 +395,7 @@ impl Toolkit {
     /// Kills every job and live process tree; returns within kill grace + 1 s.
     pub async fn close(&self) {
         self.inner.shutdown.cancel();
-        tokio::join!(self.inner.jobs.close(), self.inner.supervisor.close());
+        tokio::join!(self.inner.jobs.close(), self.inner.eval.close());
+        self.inner.supervisor.close().await;
     }
 }

@@ -1,6 +1,7 @@
 //! The closed set of tools and their published schemas.
 
 use execkit_protocol::bash::BashParams;
+use execkit_protocol::eval::EvalParams;
 use execkit_protocol::job::JobParams;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -10,15 +11,17 @@ use serde_json::Value;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tool {
     Bash,
+    Eval,
     Job,
 }
 
 impl Tool {
-    pub const ALL: [Tool; 2] = [Tool::Bash, Tool::Job];
+    pub const ALL: [Tool; 3] = [Tool::Bash, Tool::Eval, Tool::Job];
 
     pub fn name(self) -> &'static str {
         match self {
             Tool::Bash => "bash",
+            Tool::Eval => "eval",
             Tool::Job => "job",
         }
     }
@@ -30,6 +33,7 @@ impl Tool {
     fn description(self) -> &'static str {
         match self {
             Tool::Bash => BASH_DESCRIPTION,
+            Tool::Eval => EVAL_DESCRIPTION,
             Tool::Job => JOB_DESCRIPTION,
         }
     }
@@ -37,6 +41,7 @@ impl Tool {
     fn schema(self) -> Value {
         match self {
             Tool::Bash => schema_of::<BashParams>(),
+            Tool::Eval => schema_of::<EvalParams>(),
             Tool::Job => schema_of::<JobParams>(),
         }
     }
@@ -58,6 +63,14 @@ tree is killed at the timeout (default 300 s). Long output is cut to its head an
 full output is kept as artifact://<id>, which later commands can read directly (for example \
 `grep -n error artifact://<id>`). A non-zero exit code is an error, with its meaning when known. \
 Use `async: true` for servers, watchers and long builds, then the job tool.";
+
+const EVAL_DESCRIPTION: &str = "Run cells of Python in a persistent kernel: variables, imports \
+and functions survive between calls of the same `session`. Cells run in order and the first \
+failing cell stops the rest. The last expression of a cell is shown; `display()` shows rich \
+values and matplotlib figures come back as images. Top-level `await`, `%magics` and `!shell` \
+work. Each cell has its own timeout (default 30 s); on a timeout the kernel is interrupted and \
+keeps its state when it can, and any loss of state is always announced. `input()` fails at once: \
+pass data in the code.";
 
 const JOB_DESCRIPTION: &str = "Watch background jobs started with bash `async: true` (or \
 processes a command left running). `poll` waits until one of the given jobs (or any running \

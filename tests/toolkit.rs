@@ -1,0 +1,71 @@
+//! Integration tests: the dispatcher across tools (tool list, eval through the Toolkit, the
+//! prelude's `tool.<name>()` callback, announcements in other tools' results).
+
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use crate::support::Kit;
+
+#[tokio::test]
+async fn tool_list_has_every_tool_with_a_schema() {
+    let kit = Kit::new();
+    let tools = kit.toolkit.tools();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["bash", "eval", "job"]);
+    for tool in &tools {
+        assert_eq!(tool.input_schema["type"], json!("object"), "{}", tool.name);
+        assert!(tool.description.len() > 80, "{} needs a real description", tool.name);
+    }
+    let bash = &tools[0].input_schema["properties"];
+    assert!(bash["command"].is_object() && bash["async"].is_object());
+    assert!(tools[1].input_schema["properties"]["cells"].is_object());
+}
+
+#[tokio::test]
+async fn eval_runs_through_the_toolkit_and_calls_back_into_bash() {
+    let kit = Kit::new();
+    let out = kit
+        .call(
+            "eval",
+            json!({"cells": [
+                {"language": "py", "code": "r = tool.bash({'command': 'echo from-bash; pwd'})"},
+                {"language": "py", "code": "print(r.text)"}
+            ]}),
+        )
+        .await;
+    assert!(!out.is_error, "{}", out.text());
+    let text = out.text();
+    assert!(text.contains(&format!("from-bash\n{}", kit.work().display())), "{text}");
+
+    let out = kit
+        .call("eval", json!({"cells": [{"language": "py", "code": "tool.eval({'cells': []})"}]}))
+        .await;
+    assert!(out.is_error, "eval may not call itself: {}", out.text());
+
+    let out = kit.call("eval", json!({"cells": [{"language": "py", "code": "1/0"}]})).await;
+    assert!(out.is_error);
+    assert!(out.text().contains("ZeroDivisionError"), "{}", out.text());
+}
+
+#[tokio::test]
+async fn finished_jobs_are_announced_in_eval_results() {
+    let kit = Kit::new();
+    kit.bash(json!({"command": "true", "async": true})).await;
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let out = kit.call("eval", json!({"cells": [{"language": "py", "code": "2 + 2"}]})).await;
+    let text = out.text();
+    assert!(text.contains("4"), "{text}");
+    assert!(text.contains("\n[Background job bg_1 finished: completed, exit 0, after "), "{text}");
+}
+
+#[tokio::test]
+async fn doctor_reports_every_part() {
+    let kit = Kit::new();
+    let doctor = kit.toolkit.doctor();
+    let titles: Vec<&str> = doctor.sections.iter().map(|s| s.title.as_str()).collect();
+    for expected in ["execkit", "processes", "artifacts", "bash", "eval"] {
+        assert!(titles.contains(&expected), "{titles:?}");
+    }
+    let bash = doctor.sections.iter().find(|s| s.title == "bash").unwrap();
+    assert!(bash.lines.iter().any(|l| l.starts_with("pty: ")), "{:?}", bash.lines);
+}
