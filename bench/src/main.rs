@@ -1,7 +1,7 @@
 //! execkit benchmarks. Each case measures execkit and a baseline in the same run and prints
 //! the ratio, because absolute times drift on shared machines.
 //!
-//! `cargo run --release -p execkit-bench -- [all|bash-overhead|sink|flood-rss|input-wait]`
+//! `cargo run --release -p execkit-bench -- [all|bash-overhead|sink|flood-rss|spawn|input-wait]`
 
 #![allow(clippy::print_stdout, clippy::disallowed_methods)]
 
@@ -9,6 +9,7 @@ mod input_wait;
 mod overhead;
 mod rss;
 mod sink;
+mod spawn;
 mod stats;
 
 fn main() {
@@ -30,10 +31,13 @@ fn main() {
     if run_all || which == "flood-rss" {
         rss::flood();
     }
+    if run_all || which == "spawn" {
+        runtime.block_on(spawn::supervised());
+    }
     if run_all || which == "input-wait" {
         runtime.block_on(input_wait::latency());
     }
-    let known = ["bash-overhead", "sink", "flood-rss", "input-wait"];
+    let known = ["bash-overhead", "sink", "flood-rss", "spawn", "input-wait"];
     if !run_all && !known.contains(&which.as_str()) {
         println!("unknown benchmark {which:?}; expected all or one of {}", known.join(", "));
         std::process::exit(2);

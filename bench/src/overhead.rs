@@ -24,6 +24,11 @@ pub async fn bash_overhead() {
         Ok(tk) => tk,
         Err(err) => return println!("bash-overhead: {err}"),
     };
+    // EXECKIT_BENCH_BASH_ARGS replaces the call's arguments, to measure variants.
+    let args = std::env::var("EXECKIT_BENCH_BASH_ARGS")
+        .ok()
+        .and_then(|a| serde_json::from_str(&a).ok())
+        .unwrap_or_else(|| json!({"command": "true"}));
     let raw = || {
         let started = Instant::now();
         let _ = Command::new("bash").args(["-c", "true"]).status();
@@ -35,7 +40,7 @@ pub async fn bash_overhead() {
         // Interleave the two so drift on the machine hits both alike.
         let r = raw();
         let started = Instant::now();
-        let result = toolkit.call("bash", json!({"command": "true"}), CallContext::default()).await;
+        let result = toolkit.call("bash", args.clone(), CallContext::default()).await;
         let t = started.elapsed();
         if result.is_error {
             return println!("bash-overhead: call failed: {}", result.text());

@@ -55,32 +55,20 @@ impl BashRunner {
         let run_dir = inner.deps.supervisor.run_dir().to_path_buf();
         let caller_bash_env = request.env.contains_key("BASH_ENV");
         let mut temp = RemoveOnDrop(Vec::new());
-
-        let mut env = EnvBuilder::from_vars(
-            inner.deps.own_env.iter().map(|(k, v)| (OsString::from(k), OsString::from(v))),
-        );
-        env.remove_shell_state();
-        if inner.config.scrub {
-            env.scrub(&inner.deps.scrub_rules);
-        }
-        // A caller's own BASH_ENV means no snapshot and no prelude (B16).
-        if !caller_bash_env {
-            env.overlay(snap.vars.iter().cloned());
-        }
-        env.harden();
-        env.set("EXECKIT", "1");
+        let mut env = if caller_bash_env {
+            // A caller's own BASH_ENV means no snapshot and no prelude (B16).
+            self.layered_env(None)
+        } else {
+            let base = match inner.base_env.get() {
+                Some(base) => base,
+                None => {
+                    let built = self.base_env(&snap, &run_dir).map_err(start_failed)?;
+                    inner.base_env.get_or_init(|| built)
+                }
+            };
+            base.env.clone()
+        };
         env.set("PWD", request.cwd.as_os_str());
-        let mut cwd_file = None;
-        if !caller_bash_env {
-            let file = run_dir.join(format!("bash-{call_no}.cwd"));
-            let prelude = run_dir.join(format!("bash-{call_no}.prelude"));
-            temp.0.push(file.clone());
-            let text = prelude_text(&file, snap.replay.as_deref());
-            write_private(&prelude, text.as_bytes()).map_err(start_failed)?;
-            temp.0.push(prelude.clone());
-            env.set("BASH_ENV", prelude.as_os_str());
-            cwd_file = Some(file);
-        }
         let scrubbed = env.scrubbed();
         let limits = &inner.deps.limits;
         let size = PtySize { cols: limits.pty_cols as u16, rows: limits.pty_rows as u16 };
@@ -138,6 +126,8 @@ impl BashRunner {
         let mut child = spawned
             .map_err(|err| start_failed_result(&format!("Failed to start bash: {}", err.source)))?;
         let pty = child.pty();
+        let cwd_file = (!caller_bash_env).then(|| run_dir.join(format!("bash-cwd-{}", child.pid())));
+        temp.0.extend(cwd_file.clone());
         if let Some(bytes) = extras.stdin {
             if let Some(mut stdin) = child.take_stdin() {
                 tokio::spawn(async move {
@@ -282,16 +272,56 @@ fn start_failed(err: std::io::Error) -> ToolResult {
     start_failed_result(&format!("Failed to start bash: {err}"))
 }
 
-/// B16: the `full` snapshot's replay, then an EXIT trap that records the final `$PWD`;
-/// `unset BASH_ENV` keeps nested bash scripts from running it again.
-fn prelude_text(cwd_file: &Path, replay: Option<&Path>) -> String {
-    let file = crate::normalize::shell_quote(&cwd_file.to_string_lossy());
+/// The environment every call starts from, built once per Toolkit (the scrub and the
+/// snapshot do not change between calls), and the prelude it points `BASH_ENV` at.
+pub(crate) struct BaseEnv {
+    env: EnvBuilder,
+}
+
+impl BashRunner {
+    /// Layers 1 to 4 of O44 and `EXECKIT=1`: inherited, removals, scrub, snapshot, hardening.
+    fn layered_env(&self, snapshot: Option<&Snapshot>) -> EnvBuilder {
+        let inner = &self.inner;
+        let mut env = EnvBuilder::from_vars(
+            inner.deps.own_env.iter().map(|(k, v)| (OsString::from(k), OsString::from(v))),
+        );
+        env.remove_shell_state();
+        if inner.config.scrub {
+            env.scrub(&inner.deps.scrub_rules);
+        }
+        if let Some(snapshot) = snapshot {
+            env.overlay(snapshot.vars.iter().cloned());
+        }
+        env.harden();
+        env.set("EXECKIT", "1");
+        env
+    }
+
+    fn base_env(&self, snapshot: &Snapshot, run_dir: &Path) -> std::io::Result<BaseEnv> {
+        let n = PRELUDES.fetch_add(1, Ordering::Relaxed);
+        let prelude = run_dir.join(format!("bash-prelude-{n}.sh"));
+        write_private(&prelude, prelude_text(run_dir, snapshot.replay.as_deref()).as_bytes())?;
+        let mut env = self.layered_env(Some(snapshot));
+        env.set("BASH_ENV", prelude.as_os_str());
+        Ok(BaseEnv { env })
+    }
+}
+
+static PRELUDES: AtomicU64 = AtomicU64::new(0);
+
+/// B16: the `full` snapshot's replay, then an EXIT trap that records the final `$PWD` in
+/// `bash-cwd-<pid>` when it differs from the start; `unset BASH_ENV` keeps nested bash scripts
+/// from running the prelude again.
+fn prelude_text(run_dir: &Path, replay: Option<&Path>) -> String {
+    let dir = crate::normalize::shell_quote(&run_dir.to_string_lossy());
     let mut text = String::new();
     if let Some(replay) = replay {
         text.push_str(&format!(". {}\n", crate::normalize::shell_quote(&replay.to_string_lossy())));
     }
+    text.push_str("__execkit_start_pwd=$PWD\n");
     text.push_str(&format!(
-        "trap 'builtin printf \"%s\" \"$PWD\" > {file} 2>/dev/null' EXIT\nunset BASH_ENV\n"
+        "trap '[ \"$PWD\" = \"$__execkit_start_pwd\" ] || builtin printf \"%s\" \"$PWD\" > \
+         {dir}/bash-cwd-$$ 2>/dev/null' EXIT\nunset BASH_ENV\n"
     ));
     text
 }

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
@@ -19,6 +19,7 @@ use indexmap::IndexMap;
 use tokio::sync::watch;
 
 use crate::config::{BashConfig, SnapshotMode};
+use crate::launch::BaseEnv;
 use crate::request::{Rejection, Request, prepare};
 use crate::result::blocked_result;
 use crate::rules::blocked_text;
@@ -66,6 +67,8 @@ pub(crate) struct Inner {
     snapshot: watch::Receiver<Option<Snapshot>>,
     snapshot_started: Instant,
     pub snapshot_notice_due: AtomicBool,
+    /// Built at the first call, once the snapshot is known.
+    pub base_env: OnceLock<BaseEnv>,
     pub scrub_notice_due: AtomicBool,
 }
 
@@ -97,6 +100,7 @@ impl BashRunner {
                 snapshot: rx,
                 snapshot_started: Instant::now(),
                 snapshot_notice_due: AtomicBool::new(true),
+                base_env: OnceLock::new(),
                 scrub_notice_due: AtomicBool::new(true),
             }),
         }
