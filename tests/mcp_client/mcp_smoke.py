@@ -199,6 +199,44 @@ async def session_checks(execkit: str) -> None:
             result = await session.call_tool("bash", {"command": "echo still here"})
             check(text_of(result) == "still here", "the server serves after a cancellation", result)
 
+            await job_checks(session)
+            await eval_checks(session)
+
+
+async def job_checks(session: ClientSession) -> None:
+    """Background jobs through the job tool: start, poll to the end, list, cancel, unknown ids."""
+    started = await session.call_tool("bash", {"command": "echo begun; sleep 0.5; echo ended", "async": True})
+    job = (started.structured_content or {}).get("job_id")
+    check(not started.is_error and job is not None, "an async bash call starts a job", started)
+    check(text_of(started).startswith(f"Started background job {job} "), "the start text names the job", text_of(started))
+    polled = await session.call_tool("job", {"poll": [job]})
+    text = text_of(polled)
+    check(not polled.is_error, "polling the job succeeds", polled)
+    check(f"### {job} · completed · exit 0" in text, "the poll reports the job completed", text)
+    check(text.endswith("begun\nended"), "the poll shows the job's output", text)
+
+    sleeper = unique_sleep()
+    long_job = await session.call_tool("bash", {"command": sleeper, "async": True})
+    long_id = (long_job.structured_content or {}).get("job_id")
+    check(wait_until(lambda: pids_running(sleeper), 10), "the long job's process runs", sleeper)
+    listed = await session.call_tool("job", {"list": True})
+    check(f"{long_id}  running" in text_of(listed), "job list shows the running job", text_of(listed))
+    cancelled = await session.call_tool("job", {"cancel": [long_id]})
+    check(f"{long_id}: cancelled after" in text_of(cancelled), "cancel reports the job cancelled", text_of(cancelled))
+    check(wait_until(lambda: not pids_running(sleeper), 5), "the cancelled job's tree is gone", pids_running(sleeper))
+
+    unknown = await session.call_tool("job", {"poll": ["bg_999"]})
+    check(unknown.is_error, "polling an unknown job is an error", unknown)
+    check("bg_999: not found" in text_of(unknown), "the unknown job is named", text_of(unknown))
+
+
+async def eval_checks(session: ClientSession) -> None:
+    """A Python session keeps its state between calls."""
+    first = await session.call_tool("eval", {"cells": [{"language": "py", "code": "x = 20"}]})
+    check(not first.is_error, "an eval cell runs", first)
+    second = await session.call_tool("eval", {"cells": [{"language": "py", "code": "x + 22"}]})
+    check("42" in text_of(second), "the kernel kept x between calls", text_of(second))
+
 
 def rpc(process: subprocess.Popen, message: dict) -> None:
     process.stdin.write((json.dumps(message) + "\n").encode())
@@ -307,6 +345,22 @@ def shutdown_checks(execkit: str) -> None:
     # The Python client's stdio transport waits 2 s after closing stdin before it kills.
     check(elapsed < 2.0, "the server exits within 2 s of stdin EOF", f"{elapsed:.2f} s")
     check(not pids_running(sleeper), "stdin EOF left no sleep behind", pids_running(sleeper))
+    process.stdout.close()
+
+    # stdin EOF with a background job running: the job's tree goes too.
+    process = start_raw_server(execkit)
+    sleeper = unique_sleep()
+    rpc(process, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                  "params": {"name": "bash", "arguments": {"command": sleeper, "async": True}}})
+    read_response(process, 2)
+    check(wait_until(lambda: pids_running(sleeper), 10), "the background job started", sleeper)
+    process.stdin.close()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        raise AssertionError("the server did not exit within 10 s of stdin EOF with a job running")
+    check(wait_until(lambda: not pids_running(sleeper), 3), "stdin EOF killed the background job", pids_running(sleeper))
     process.stdout.close()
 
     # SIGTERM, SIGINT, SIGHUP: the same, while stdin stays open.
