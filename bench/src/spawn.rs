@@ -19,13 +19,12 @@ impl RunObserver for Discard {
 
 pub async fn supervised() {
     for use_cgroup in [true, false] {
-        let supervisor = match Supervisor::start(SupervisorConfig {
-            use_cgroup,
-            ..SupervisorConfig::default()
-        }) {
-            Ok(s) => s,
-            Err(err) => return println!("spawn: {err}"),
-        };
+        let supervisor =
+            match Supervisor::start(SupervisorConfig { use_cgroup, ..SupervisorConfig::default() })
+            {
+                Ok(s) => s,
+                Err(err) => return println!("spawn: {err}"),
+            };
         let mode = supervisor.containment().as_str();
         let mut raw = Vec::new();
         let mut ours = Vec::new();

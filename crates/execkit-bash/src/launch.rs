@@ -126,7 +126,8 @@ impl BashRunner {
         let mut child = spawned
             .map_err(|err| start_failed_result(&format!("Failed to start bash: {}", err.source)))?;
         let pty = child.pty();
-        let cwd_file = (!caller_bash_env).then(|| run_dir.join(format!("bash-cwd-{}", child.pid())));
+        let cwd_file =
+            (!caller_bash_env).then(|| run_dir.join(format!("bash-cwd-{}", child.pid())));
         temp.0.extend(cwd_file.clone());
         if let Some(bytes) = extras.stdin {
             if let Some(mut stdin) = child.take_stdin() {
