@@ -1,0 +1,7 @@
+//! Integration tests: the bash tool, through the dispatcher, with real bash and coreutils.
+
+mod arguments;
+mod lifecycle;
+mod output;
+mod pty;
+mod shell;

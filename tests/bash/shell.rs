@@ -1,0 +1,103 @@
+//! bash: environment hardening, the credential scrub, the login-shell snapshot, library extras.
+
+use std::time::{Duration, Instant};
+
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use crate::support::Kit;
+
+#[tokio::test]
+async fn environment_is_hardened_and_scrubbed() {
+    let kit = Kit::with_vars(&[
+        ("OPENAI_API_KEY", "sk-test"),
+        ("EXECKIT_TEST_NEUTRAL", "ghp_abcdefghijklmnopqrstuvwxyz0123456789"),
+        ("EXECKIT_TEST_PLAIN", "plain"),
+    ]);
+    let out = kit
+        .bash(json!({"command": "echo $PAGER $GIT_TERMINAL_PROMPT $TERM $CI $EXECKIT_TEST_PLAIN"}))
+        .await;
+    let text = out.text();
+    assert!(
+        text.starts_with("cat 0 dumb 1 plain\n[Removed 2 credential-like environment variables: "),
+        "{text}"
+    );
+    assert!(text.contains("EXECKIT_TEST_NEUTRAL") && text.contains("OPENAI_API_KEY"), "{text}");
+    assert!(!text.contains("ghp_abc"), "values must never be shown");
+    let scrubbed = out.field("scrubbed_env");
+    assert_eq!(scrubbed, json!(["EXECKIT_TEST_NEUTRAL", "OPENAI_API_KEY"]));
+    let out = kit.bash(json!({"command": "echo \"[$OPENAI_API_KEY]\""})).await;
+    assert_eq!(out.text(), "[]", "the notice comes once; the variable stays removed");
+    let out =
+        kit.bash(json!({"command": "echo $PAGER $CI", "env": {"PAGER": "less", "CI": "0"}})).await;
+    assert_eq!(out.text(), "less 0");
+    let out = kit.bash(json!({"command": "printf '%s' \"$V\"", "env": {"V": "a b\n$c'd"}})).await;
+    assert_eq!(out.text(), "a b\n$c'd");
+}
+
+#[tokio::test]
+async fn shell_snapshot_applies_login_environment() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join(".bash_profile"),
+        "export SNAPTEST_FOO=1\nalias ll='ls -l'\nset -o noclobber\n",
+    )
+    .unwrap();
+    let home_str = home.path().to_string_lossy().to_string();
+    let kit = Kit::with_vars(&[
+        ("HOME", home_str.as_str()),
+        ("SHELL", "/bin/bash"),
+        ("EXECKIT_BASH_SNAPSHOT", "env"),
+    ]);
+    let out = kit
+        .bash(json!({"command": "echo \"[$SNAPTEST_FOO]\"; echo x > f; echo y > f; cat f"}))
+        .await;
+    assert_eq!(out.text(), "[1]\ny");
+    assert_eq!(out.field("snapshot"), json!("env"));
+    let out = kit.bash(json!({"command": "type -t ll || echo none"})).await;
+    assert_eq!(out.text(), "none", "env mode replays no aliases");
+
+    let full = Kit::with_vars(&[
+        ("HOME", home_str.as_str()),
+        ("SHELL", "/bin/bash"),
+        ("EXECKIT_BASH_SNAPSHOT", "full"),
+    ]);
+    let out = full.bash(json!({"command": "type -t ll; echo \"[$SNAPTEST_FOO]\"; echo x > g; echo y > g; cat g"})).await;
+    assert_eq!(out.text(), "alias\n[1]\ny", "full mode replays aliases, never noclobber");
+    assert_eq!(out.field("snapshot"), json!("full"));
+
+    std::fs::write(home.path().join(".bash_profile"), "sleep 10\n").unwrap();
+    let kit = Kit::with_vars(&[
+        ("HOME", home_str.as_str()),
+        ("SHELL", "/bin/bash"),
+        ("EXECKIT_BASH_SNAPSHOT", "env"),
+    ]);
+    let started = Instant::now();
+    let out = kit.bash(json!({"command": "echo ok"})).await;
+    assert!(started.elapsed() < Duration::from_millis(4500), "{:?}", started.elapsed());
+    assert_eq!(
+        out.text(),
+        "ok\n[Shell startup files not applied (timed out after 3 s); running with the inherited environment]"
+    );
+    assert_eq!(out.field("snapshot"), json!("fallback"));
+    let out = kit.bash(json!({"command": "echo ok"})).await;
+    assert_eq!(out.text(), "ok", "the fallback notice comes once");
+}
+
+#[tokio::test]
+async fn prefix_and_library_stdin() {
+    let kit = Kit::with_vars(&[("EXECKIT_BASH_PREFIX", "nice -n 5")]);
+    let out = kit.bash(json!({"command": "nice"})).await;
+    assert_eq!(out.text(), "5");
+    assert_eq!(out.field("prefix"), json!("nice -n 5"));
+
+    let kit = Kit::new();
+    let params: execkit_protocol::bash::BashParams =
+        serde_json::from_value(json!({"command": "tr a-z A-Z; echo \"[$SECRET_TOKEN]\""})).unwrap();
+    let extras = execkit::BashExtras {
+        stdin: Some(b"hello\n".to_vec()),
+        env: [("SECRET_TOKEN".to_string(), "kept".to_string())].into_iter().collect(),
+    };
+    let out = kit.toolkit.bash_with(params, extras, execkit::CallContext::default()).await;
+    assert_eq!(out.text(), "HELLO\n[kept]");
+}
