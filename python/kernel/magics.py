@@ -364,6 +364,9 @@ class Magics:
             for arg in argv[1:]:
                 if arg.startswith("-"):
                     continue
+                if arg.endswith(".whl"):
+                    # A wheel file: <name>-<version>-<tags>.whl names its distribution first.
+                    arg = arg.replace("\\", "/").rsplit("/", 1)[-1].split("-")[0]
                 pkg = re.split(r"[<>=!~\[ ;]", arg)[0].replace("-", "_").lower()
                 if pkg in sys.modules:
                     print("[%s was already imported; run a cell with \"reset\": true to load "

@@ -87,6 +87,10 @@ pub struct EvalConfig {
     pub tools: Vec<String>,
     /// `EXECKIT_EVAL_TRACE`.
     pub trace: bool,
+    /// Test hook: run this script with the resolved interpreter instead of the embedded
+    /// runner. The protocol tests point it at fixture kernels that misbehave on purpose
+    /// (E30–E31); nothing reads it from the environment.
+    pub kernel_script: Option<PathBuf>,
     /// Doctor notes collected while reading the knobs.
     pub notes: Vec<String>,
 }
@@ -143,6 +147,7 @@ impl EvalConfig {
             interrupt_grace: Duration::from_secs(5),
             tools: vec!["bash".into(), "debug".into(), "job".into(), "ssh".into()],
             trace: lookup("EXECKIT_EVAL_TRACE").as_deref() == Some("1"),
+            kernel_script: None,
             notes,
         }
     }

@@ -8,6 +8,9 @@ pub enum StartError {
     Failed { lang: &'static str, reason: String, diag: String },
     #[error("{lang} kernel speaks protocol {got}, execkit expects 1; reinstall execkit")]
     Protocol { lang: &'static str, got: u32 },
+    /// A frame before `ready` (E31): the kernel was killed; the cell is `crashed`.
+    #[error("{lang} kernel broke the protocol ({reason})")]
+    Broke { lang: &'static str, reason: String },
     /// No interpreter resolved (E27).
     #[error("{0}")]
     NoInterpreter(String),

@@ -182,16 +182,17 @@ impl Kernel {
                     None
                 }
             }
-            Ok(Some(Event::Frame(other))) => Some(StartError::Failed {
+            Ok(Some(Event::Frame(other))) => Some(StartError::Broke {
                 lang,
                 reason: format!("sent {} before ready", frame_kind(&other)),
-                diag: String::new(),
             }),
-            Ok(Some(Event::Bad(_) | Event::TooLong)) => Some(StartError::Failed {
+            Ok(Some(Event::Bad(_))) => Some(StartError::Broke {
                 lang,
                 reason: "sent an invalid frame before ready".into(),
-                diag: String::new(),
             }),
+            Ok(Some(Event::TooLong)) => {
+                Some(StartError::Broke { lang, reason: "a frame line over 16 MiB".into() })
+            }
             Ok(Some(Event::Closed) | None) => {
                 let status = kernel.wait_exit(Duration::from_secs(2)).await;
                 let reason = match status {

@@ -17,11 +17,13 @@
 //!
 //! The JavaScript backend will speak the same protocol to the same pool.
 
+mod callart;
 mod cell;
 mod collect;
 pub mod config;
 pub mod error;
 pub mod frame;
+mod interp_cache;
 pub mod kernel;
 mod park;
 pub mod pool;

@@ -13,6 +13,7 @@ use execkit_process::env::{EnvBuilder, ScrubRules};
 use execkit_process::{SpawnSpec, StdinMode, Supervisor};
 
 use crate::error::StartError;
+use crate::interp_cache::{InterpCache, ProbeKey};
 
 /// The kernel's files, embedded so the binary is self-contained (style.md §7).
 pub const KERNEL_FILES: [(&str, &str); 5] = [
@@ -114,15 +115,30 @@ pub fn find_on_path(name: &str, path: Option<&str>) -> Option<PathBuf> {
     })
 }
 
-/// Probes candidates in order; the first Python ≥ 3.8 wins.
+/// Probes candidates in order; the first Python ≥ 3.8 wins. Probe results come from and go
+/// to the interpreter cache in `cache_dir` (P2).
 pub async fn resolve(
     supervisor: &Supervisor,
     cwd: &Path,
     candidates: Vec<(PathBuf, String)>,
+    cache_dir: &Path,
+    lookup: &(dyn Fn(&str) -> Option<String> + Sync),
 ) -> Resolution {
+    let mut cache = InterpCache::load(cache_dir);
     let mut res = Resolution::default();
     for (path, source) in candidates {
-        match probe(supervisor, &path, cwd).await {
+        let key = ProbeKey::new(&path, cwd, lookup);
+        let probed = match cache.get(&key) {
+            Some(hit) => Ok(hit),
+            None => {
+                let probed = probe(supervisor, &path, cwd).await;
+                if let Ok(interp) = &probed {
+                    cache.put(key, interp);
+                }
+                probed
+            }
+        };
+        match probed {
             Ok(mut interp) if interp.version >= (3, 8, 0) => {
                 interp.source = source;
                 res.chosen = Some(interp);
@@ -135,6 +151,7 @@ pub async fn resolve(
             Err(why) => res.rejected.push((path, why)),
         }
     }
+    cache.save();
     res
 }
 

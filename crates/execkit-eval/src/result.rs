@@ -1,6 +1,7 @@
 //! The eval ToolResult (E12–E23): summary line, per-cell headers, text blocks followed by
 //! their images, the shared text window, and `structuredContent`.
 
+use execkit_output::artifact::{ArtifactId, ArtifactStore};
 use execkit_output::truncate::truncate_middle;
 use execkit_protocol::eval::Language;
 use execkit_protocol::{Content, ToolResult};
@@ -73,11 +74,15 @@ pub struct CellReport {
     pub kernel: KernelInfo,
     /// Kernel announcements, shown first (E34).
     pub announcements: Vec<String>,
-    /// The sink's window plus footer.
+    /// The sink's window.
     pub body: String,
+    /// The sink's footer (`[Showing lines …; full output: …]`), shown under the body.
+    pub footer: Option<String>,
     /// Timeout, crash and clamp notes, shown last.
     pub notes: Vec<String>,
     pub truncation: Option<Value>,
+    /// The artifact the cell's sink spilled to; folded into the call's artifact (E23).
+    pub spill: Option<ArtifactId>,
     /// The summary's reason: `failed: KeyError: 'name'.`, `timed out after 30 s …`.
     pub summary: Option<String>,
     pub timeout_s: u64,
@@ -102,8 +107,10 @@ impl CellReport {
             kernel: KernelInfo::default(),
             announcements: Vec::new(),
             body: String::new(),
+            footer: None,
             notes: Vec::new(),
             truncation: None,
+            spill: None,
             summary: None,
             timeout_s: 0,
             restored: None,
@@ -166,27 +173,67 @@ pub fn shares(sizes: &[usize], failing: Option<usize>, budget: usize) -> Vec<usi
     out
 }
 
-/// Assembles the ToolResult of one call.
+/// `--- Cell 2/3 (load config) [py] failed in 35 ms ---` (E14).
+pub fn header(cell: &CellReport, n: usize) -> String {
+    let mut header = format!("--- Cell {}/{n}", cell.index);
+    if let Some(t) = &cell.title {
+        let t = t.replace(['\n', '\r'], " ");
+        let short: String = t.chars().take(80).collect();
+        let ell = if t.chars().count() > 80 { "…" } else { "" };
+        header.push_str(&format!(" ({short}{ell})"));
+    }
+    header.push_str(&format!(" [{}] {}", cell.language.as_str(), cell.status.header_word()));
+    if cell.status != Status::Skipped {
+        header.push_str(&format!(" in {} ms", cell.duration_ms));
+    }
+    header.push_str(" ---");
+    header
+}
+
+/// Assembles the ToolResult of one call. `store` receives the call's artifact when anything
+/// was cut (E23).
 pub fn build(
     session: &str,
     mut cells: Vec<CellReport>,
     wall_ms: u64,
     preface: Vec<String>,
+    store: Option<&ArtifactStore>,
 ) -> ToolResult {
     let n = cells.len();
     let failed = cells.iter().position(|c| !matches!(c.status, Status::Ok | Status::Skipped));
-    // The shared window over all cell bodies.
+    // The shared window over all cell bodies (E22); `full` keeps what it cut.
+    let mut full: Vec<Option<String>> = vec![None; n];
     let sizes: Vec<usize> = cells.iter().map(|c| c.body.len()).collect();
     if sizes.iter().sum::<usize>() > WINDOW_BYTES as usize {
         let budget = shares(&sizes, failed, WINDOW_BYTES as usize);
-        for (cell, share) in cells.iter_mut().zip(budget) {
+        for ((cell, share), full) in cells.iter_mut().zip(budget).zip(full.iter_mut()) {
             if cell.body.len() > share {
                 let share = share as u64;
                 let lines = WINDOW_LINES / n as u64;
                 let (text, _) =
                     truncate_middle(&cell.body, lines / 2, share * 2 / 5, lines / 2, share * 3 / 5);
-                cell.body = text;
+                *full = Some(std::mem::replace(&mut cell.body, text));
             }
+        }
+    }
+    let cut = full.iter().any(Option::is_some) || cells.iter().any(|c| c.truncation.is_some());
+    match (cut, store) {
+        (true, Some(store)) => crate::callart::attach(store, &mut cells, &full),
+        (true, None) => {
+            for (cell, full) in cells.iter_mut().zip(&full) {
+                if full.is_some() {
+                    cell.footer = Some(crate::callart::window_footer("full output not saved"));
+                }
+            }
+        }
+        (false, _) => {}
+    }
+    for cell in &mut cells {
+        if let Some(footer) = cell.footer.take() {
+            let kept = cell.body.trim_end_matches('\n').len();
+            cell.body.truncate(kept);
+            cell.body.push('\n');
+            cell.body.push_str(&footer);
         }
     }
     let mut content = Vec::new();
@@ -203,23 +250,8 @@ pub fn build(
             }
         }
         if n >= 2 {
-            let mut header = format!("--- Cell {}/{n}", cell.index);
-            if let Some(t) = &cell.title {
-                let t = t.replace(['\n', '\r'], " ");
-                let short: String = t.chars().take(80).collect();
-                let ell = if t.chars().count() > 80 { "…" } else { "" };
-                header.push_str(&format!(" ({short}{ell})"));
-            }
-            header.push_str(&format!(
-                " [{}] {}",
-                cell.language.as_str(),
-                cell.status.header_word()
-            ));
-            if cell.status != Status::Skipped {
-                header.push_str(&format!(" in {} ms", cell.duration_ms));
-            }
-            header.push_str(" ---\n");
-            text.push_str(&header);
+            text.push_str(&header(cell, n));
+            text.push('\n');
         }
         for a in &cell.announcements {
             text.push_str(a);
@@ -327,7 +359,7 @@ mod tests {
         b.body = "Traceback…".into();
         let c = CellReport::skipped(3, None, Language::Py);
         let d = CellReport::skipped(4, None, Language::Py);
-        let r = build("default", vec![a, b, c, d], 5, vec![]);
+        let r = build("default", vec![a, b, c, d], 5, vec![], None);
         assert!(r.is_error);
         let text = r.text();
         assert!(text.starts_with(

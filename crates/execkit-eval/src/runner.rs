@@ -125,7 +125,8 @@ impl EvalRunner {
             .get_or_init(|| async {
                 let lookup = |k: &str| std::env::var(k).ok();
                 let found = python::candidates(&cfg.cwd, cfg.python.as_deref(), &lookup);
-                python::resolve(&self.inner.supervisor, &cfg.cwd, found).await
+                python::resolve(&self.inner.supervisor, &cfg.cwd, found, &cfg.cache_dir, &lookup)
+                    .await
             })
             .await
     }
@@ -163,7 +164,10 @@ impl EvalRunner {
         interp: Interpreter,
     ) -> Result<KernelSpawn, StartError> {
         let cfg = &self.inner.config;
-        let runner = python::kernel_files(&cfg.cache_dir)?;
+        let runner = match &cfg.kernel_script {
+            Some(script) => script.clone(),
+            None => python::kernel_files(&cfg.cache_dir)?,
+        };
         let env = python::kernel_env(std::env::vars_os(), &cfg.env_allow, &interp, &key.session);
         Ok(KernelSpawn {
             language: Language::Py,
@@ -248,7 +252,8 @@ impl EvalRunner {
         if let (true, Ok((key, _))) = (per_call, self.python_key(&kernel_session).await) {
             self.inner.pool.reset(&key).await;
         }
-        result::build(&call.session, reports, started.elapsed().as_millis() as u64, Vec::new())
+        let wall = started.elapsed().as_millis() as u64;
+        result::build(&call.session, reports, wall, Vec::new(), self.inner.artifacts.as_ref().ok())
     }
 
     async fn run_one(
@@ -282,6 +287,9 @@ impl EvalRunner {
         }
         let lease = match self.inner.pool.acquire(&key, || self.python_spawn(&key, interp)).await {
             Ok(lease) => lease,
+            Err(PoolError::Start(StartError::Broke { reason, .. })) => {
+                return broke_before_ready(report, lang, &reason);
+            }
             Err(PoolError::Start(e)) => {
                 let mut r = fail(report, "KernelStartError", &e.to_string());
                 if let Some(diag) = e.diag() {
@@ -443,11 +451,9 @@ impl EvalRunner {
         report.error = collector.error.take();
         let finished = collector.sink.finish();
         report.body = finished.body;
-        if let Some(footer) = finished.footer {
-            report.body.push('\n');
-            report.body.push_str(&footer);
-        }
+        report.footer = finished.footer;
         report.truncation = finished.truncation.and_then(|t| serde_json::to_value(t).ok());
+        report.spill = finished.artifact;
         if let Some(note) = note {
             report.notes.push(note);
         }
@@ -513,6 +519,17 @@ impl EvalRunner {
         lines.extend(cfg.notes.iter().cloned());
         lines
     }
+}
+
+/// E31: a frame before `ready` is a protocol violation; the kernel is already killed.
+fn broke_before_ready(mut report: CellReport, lang: &str, reason: &str) -> CellReport {
+    report.status = Status::Crashed;
+    report.kernel.state_lost = Some(LossReason::ProtocolError.as_str());
+    report.summary = Some(format!("crashed: the {lang} kernel broke the protocol ({reason})."));
+    report.notes.push(format!(
+        "[the {lang} kernel broke the protocol ({reason}) and was killed; its variables are lost]"
+    ));
+    report
 }
 
 fn fail(mut report: CellReport, ename: &str, msg: &str) -> CellReport {

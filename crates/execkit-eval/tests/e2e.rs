@@ -252,9 +252,15 @@ async fn hundred_megabytes_are_windowed_and_saved() {
     let trunc = &cell(&r, 0)["truncation"];
     assert_eq!(trunc["total_bytes"], 100_000_001);
     let uri = trunc["artifact"].as_str().unwrap().to_string();
-    let (id, _) = execkit_output::artifact::ArtifactId::parse(&uri).unwrap();
+    assert!(text.contains(&format!("full output: {uri}")), "{}", &text[text.len() - 300..]);
+    // E23: one artifact for the call, the cell under its header (line 1), then all its bytes.
+    let (id, query) = execkit_output::artifact::ArtifactId::parse(&uri).unwrap();
+    assert_eq!(query.as_deref(), Some("lines=2-2"));
     let meta = kit.store.meta(&id).unwrap();
-    assert_eq!(meta.total_bytes, 100_000_001);
+    let header = "--- Cell 1/1 [py] ok in ";
+    assert!(meta.total_bytes > 100_000_001 + header.len() as u64, "{}", meta.total_bytes);
+    assert_eq!(meta.total_lines, 2);
+    assert_eq!(kit.store.list(100).len(), 1, "{:?}", kit.store.list(100));
     eprintln!("100 MB cell took {took:?}");
     kit.runner.close().await;
 }
