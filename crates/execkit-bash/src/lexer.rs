@@ -106,6 +106,15 @@ pub(crate) fn lex(command: &str) -> Lexed {
             _ => {
                 let (end, text, quoted, unsure) = word(command, i);
                 out.unsure |= unsure;
+                // `2>file`, `1>&2`: the digits name the redirected fd; they are no argument.
+                let fd_number = !quoted
+                    && !text.is_empty()
+                    && text.bytes().all(|b| b.is_ascii_digit())
+                    && matches!(bytes.get(end), Some(b'<' | b'>'));
+                if fd_number {
+                    i = end;
+                    continue;
+                }
                 if command_start && !quoted && RESERVED.contains(&text.as_str()) {
                     out.unsure = true;
                 }
