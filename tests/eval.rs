@@ -203,12 +203,10 @@ async fn eval_missing_python_names_candidates() {
 
 #[tokio::test]
 async fn eval_credentials_do_not_reach_the_kernel() {
-    // SAFETY: the variables are unique to this test and only read by kernels it starts.
-    unsafe {
-        std::env::set_var("EXECKIT_TEST_API_TOKEN", "abc");
-        std::env::set_var("LC_EXECKIT_TEST", "kept");
-    }
-    let kit = kit_with(|_| {});
+    let mut base: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os().collect();
+    base.push(("EXECKIT_TEST_API_TOKEN".into(), "abc".into()));
+    base.push(("LC_EXECKIT_TEST".into(), "kept".into()));
+    let kit = kit_with(move |c| c.base_env = Some(base));
     let r = kit.py("import os\nprint(os.environ.get('EXECKIT_TEST_API_TOKEN'), os.environ.get('LC_EXECKIT_TEST'))").await;
     assert_eq!(r.text(), "None kept");
     kit.runner.close().await;

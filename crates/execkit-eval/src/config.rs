@@ -87,6 +87,10 @@ pub struct EvalConfig {
     pub tools: Vec<String>,
     /// `EXECKIT_EVAL_TRACE`.
     pub trace: bool,
+    /// The environment kernels start from, before the allowlist and scrub; `None` is this
+    /// process's environment. The dispatcher passes its own view, so embedders and tests never
+    /// have to change the process environment.
+    pub base_env: Option<Vec<(std::ffi::OsString, std::ffi::OsString)>>,
     /// Test hook: run this script with the resolved interpreter instead of the embedded
     /// runner. The protocol tests point it at fixture kernels that misbehave on purpose
     /// (E30–E31); nothing reads it from the environment.
@@ -149,6 +153,7 @@ impl EvalConfig {
             trace: lookup("EXECKIT_EVAL_TRACE").as_deref() == Some("1"),
             kernel_script: None,
             notes,
+            base_env: None,
         }
     }
 }

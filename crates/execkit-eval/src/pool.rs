@@ -122,14 +122,21 @@ impl Pool {
     }
 
     async fn stop_parked(&self, key: &KernelKey, kernel: Arc<Kernel>) {
+        // Holding the key's start lock makes a call that arrives meanwhile wait for the
+        // snapshot, so its new kernel can restore it.
+        let start_lock = {
+            let mut slots = self.inner.slots.lock().await;
+            slots.entry(key.clone()).or_default().start_lock.clone()
+        };
+        let _parking = start_lock.lock().await;
         let snap = self.park(key, &kernel).await;
-        kernel.shutdown().await;
         if let Some(snap) = snap {
             let mut slots = self.inner.slots.lock().await;
             if let Some(slot) = slots.get_mut(key) {
                 slot.snapshot = Some(snap);
             }
         }
+        kernel.shutdown().await;
     }
 
     /// Checks out the kernel for `key`, starting one when needed.

@@ -2,6 +2,7 @@
 //! kernels, and turn what happened into one ToolResult.
 
 use std::collections::HashMap;
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex as StdMutex};
 
@@ -168,7 +169,11 @@ impl EvalRunner {
             Some(script) => script.clone(),
             None => python::kernel_files(&cfg.cache_dir)?,
         };
-        let env = python::kernel_env(std::env::vars_os(), &cfg.env_allow, &interp, &key.session);
+        let base: Vec<(OsString, OsString)> = match &cfg.base_env {
+            Some(vars) => vars.clone(),
+            None => std::env::vars_os().collect(),
+        };
+        let env = python::kernel_env(base, &cfg.env_allow, &interp, &key.session);
         Ok(KernelSpawn {
             language: Language::Py,
             program: interp.executable,

@@ -1,6 +1,7 @@
 //! The Toolkit: configuration, runners and their long-lived state.
 
 use std::collections::HashMap;
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -132,6 +133,12 @@ impl ToolkitBuilder {
             },
         );
         let mut eval_config = EvalConfig::from_lookup(cwd.clone(), &lookup);
+        eval_config.base_env = Some(
+            own_env
+                .iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect::<Vec<(OsString, OsString)>>(),
+        );
         eval_config.tools =
             Tool::ALL.iter().filter(|t| **t != Tool::Eval).map(|t| t.name().to_string()).collect();
         let inner = Arc::new_cyclic(|weak: &Weak<Inner>| {
