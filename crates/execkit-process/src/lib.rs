@@ -16,6 +16,7 @@
 //! with children of its own keeps their statuses.
 
 mod cgroup;
+mod child;
 pub mod env;
 mod procfs;
 mod pty;
@@ -26,6 +27,7 @@ mod spawn;
 mod spawner;
 mod supervisor;
 mod tree;
+mod vfork;
 
 pub use pty::{PtyHandle, PtySize, PtyUnavailable, TermMode};
 pub use spawn::{

@@ -87,6 +87,36 @@ async fn blocked_and_ignored_signals_are_reset() {
     sup.close().await;
 }
 
+/// The exec follows `execvp`: a bare name is looked up in the child's own PATH, and an
+/// executable without a `#!` line runs under `/bin/sh`.
+#[tokio::test]
+async fn exec_searches_child_path_and_runs_plain_scripts() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("plain-script");
+    std::fs::write(&script, "echo \"script $1\"\n").unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let sup = fallback();
+    let path = format!("/nonexistent:{}:/usr/bin:/bin", dir.path().display());
+    let spec = SpawnSpec {
+        program: "plain-script".into(),
+        args: vec!["arg".into()],
+        env: vec![("PATH".into(), path.into())],
+        ..SpawnSpec::default()
+    };
+    let child = sup.spawn(spec).await.unwrap();
+    let mut out = Collect(Vec::new());
+    run::run(child, &mut out, limits()).await;
+    assert_eq!(String::from_utf8_lossy(&out.0), "script arg\n");
+
+    let spec = SpawnSpec { program: "plain-script".into(), ..SpawnSpec::default() };
+    let err = sup.spawn(spec).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Failed to start plain-script: No such file or directory (os error 2)"
+    );
+    sup.close().await;
+}
+
 #[tokio::test]
 async fn spawn_after_close_fails() {
     let sup = fallback();

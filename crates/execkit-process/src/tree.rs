@@ -233,7 +233,8 @@ impl ProcessTree {
     }
 
     /// An orphan re-parented to us that left its tree's session (a `setsid` double fork)
-    /// belongs to the most recent tree, of any Supervisor in this process, started before it.
+    /// belongs to the most recent tree able to adopt it, of any Supervisor in this process,
+    /// started before it.
     /// Orphans still in a tree's session or group, or in one of our cgroup leaves, are that
     /// tree's.
     fn owns_orphan(&self, orphan: &Stat) -> bool {
@@ -250,9 +251,13 @@ impl ProcessTree {
         {
             return false;
         }
+        // Only a tree that can claim adopted orphans may own one: a tree with a leaf finds
+        // its members there, and one of a Supervisor without subreaper never claims them.
+        let can_adopt =
+            |t: &TreeInner| t.leaf.is_none() && t.shared.upgrade().is_some_and(|s| s.subreaper);
         let owner = trees
             .iter()
-            .filter(|t| t.leader_start <= orphan.start_time)
+            .filter(|t| can_adopt(t) && t.leader_start <= orphan.start_time)
             .max_by_key(|t| t.leader_start);
         owner.is_some_and(|t| Arc::ptr_eq(t, &self.inner))
     }
