@@ -84,7 +84,8 @@ impl BashRunner {
             }
             env.into_vars()
         };
-        let total: usize = with_env(request.pty).iter().map(|(k, v)| k.len() + v.len() + 2).sum();
+        let vars = with_env(request.pty);
+        let total: usize = vars.iter().map(|(k, v)| k.len() + v.len() + 2).sum();
         if total > MAX_ENV_BYTES {
             return Err(ToolResult::error(format!(
                 "Invalid argument \"env\": environment would be {total} bytes; the limit is \
@@ -102,12 +103,12 @@ impl BashRunner {
             args.push("-c".into());
             args.push(request.command.clone().into());
         }
-        let spec = |pty: bool| SpawnSpec {
+        let spec = |pty: bool, env: Vec<(OsString, OsString)>| SpawnSpec {
             program: bash.clone(),
             args: args.clone(),
             arg0: Some("bash".into()),
             cwd: request.cwd.clone(),
-            env: with_env(pty),
+            env,
             stdin: if extras.stdin.is_some() { StdinMode::Pipe } else { StdinMode::Null },
             pty: pty.then_some(size),
             ..SpawnSpec::default()
@@ -115,11 +116,11 @@ impl BashRunner {
         let supervisor = &inner.deps.supervisor;
         let mut pty_fallback = None;
         let mut started = Instant::now();
-        let spawned = match supervisor.spawn(spec(request.pty)).await {
+        let spawned = match supervisor.spawn(spec(request.pty, vars)).await {
             Err(err) if err.pty_unavailable().is_some() => {
                 pty_fallback = err.pty_unavailable().map(|p| p.reason.clone());
                 started = Instant::now();
-                supervisor.spawn(spec(false)).await
+                supervisor.spawn(spec(false, with_env(false))).await
             }
             other => other,
         };
