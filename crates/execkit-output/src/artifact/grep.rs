@@ -1,8 +1,15 @@
 //! Grep over a whole stored text (O29, OBM6): the regex searches the buffer once, in
 //! multi-line mode, and only candidate lines are split out and checked one by one, so a
-//! 100 MiB artifact is not cut into millions of strings.
+//! 100 MiB artifact is not cut into millions of strings. Text with overwrites or a gap is
+//! searched line by line, each line rendered only when the search reaches it.
+
+use std::borrow::Cow;
+use std::collections::VecDeque;
 
 use regex::Regex;
+
+use crate::clamp::LINE_BYTES;
+use crate::truncate::cut_line;
 
 /// Grep output before paging: the `<n>:` / `<n>-` / `--` lines, and the match count.
 pub(super) struct Found {
@@ -101,4 +108,69 @@ pub(super) fn grep_text(text: &str, re: &Regex, multi: &Regex, context: u64, max
         pos = at;
     }
     Found { out: em.out, matches, stopped }
+}
+
+/// One stored line as readers show it, without its LF: the overwrite rule (O13), then the
+/// per-line cut. Borrowed unless a BS or the cut changes the text.
+pub(super) fn shown_content(raw: &str) -> Cow<'_, str> {
+    let content = raw.strip_suffix('\n').unwrap_or(raw);
+    let bytes = content.as_bytes();
+    let rendered = match memchr::memchr2(b'\r', 0x08, bytes) {
+        None => Cow::Borrowed(content),
+        Some(_) if memchr::memchr(0x08, bytes).is_none() => {
+            // CR only: the text after the last CR that more text follows.
+            let kept = content.trim_end_matches('\r');
+            Cow::Borrowed(kept.rfind('\r').map_or(kept, |at| &kept[at + 1..]))
+        }
+        Some(_) => super::render_line(content),
+    };
+    let max = LINE_BYTES.default as usize;
+    if rendered.len() <= max { rendered } else { Cow::Owned(cut_line(&rendered, max).0) }
+}
+
+/// Grep over shown lines `(number, content)` in stream order; the gap line has no number and
+/// is skipped. Stops reading lines once `max` matches and their context are written.
+pub(super) fn grep_lines<'a>(
+    lines: impl Iterator<Item = (Option<u64>, Cow<'a, str>)>,
+    re: &Regex,
+    context: u64,
+    max: u64,
+) -> Found {
+    let context = context as usize;
+    let mut out = String::new();
+    let mut before: VecDeque<(u64, Cow<'a, str>)> = VecDeque::new();
+    let mut last_emitted: Option<u64> = None;
+    let mut after_left = 0usize;
+    let mut matches = 0u64;
+    let mut stopped = false;
+    let emit = |out: &mut String, number: u64, sep: char, text: &str, last: &mut Option<u64>| {
+        if context > 0 && last.is_some_and(|l| l + 1 < number) {
+            out.push_str("--\n");
+        }
+        out.push_str(&format!("{number}{sep}{text}\n"));
+        *last = Some(number);
+    };
+    for (number, content) in lines {
+        let Some(number) = number else { continue };
+        if !stopped && re.is_match(&content) {
+            for (k, text) in before.drain(..) {
+                emit(&mut out, k, '-', &text, &mut last_emitted);
+            }
+            emit(&mut out, number, ':', &content, &mut last_emitted);
+            matches += 1;
+            after_left = context;
+            stopped = matches >= max;
+        } else if after_left > 0 {
+            emit(&mut out, number, '-', &content, &mut last_emitted);
+            after_left -= 1;
+        } else if stopped {
+            break;
+        } else if context > 0 {
+            before.push_back((number, content));
+            if before.len() > context {
+                before.pop_front();
+            }
+        }
+    }
+    Found { out, matches, stopped }
 }

@@ -1,6 +1,5 @@
 //! `read(id, selection)` (O29): one implementation for the library, MCP and the CLI.
 
-use std::collections::VecDeque;
 use std::fs;
 use std::os::unix::fs::FileExt;
 
@@ -57,22 +56,26 @@ pub(super) fn read(
         let doc = tail_doc(&file, &meta, *n)?;
         tail(&doc, *n, &uri)
     } else {
-        let bytes = fs::read(&path).map_err(|_| store.not_found(id))?;
+        let mapped = fsutil::Mapped::new(&file).map_err(|_| store.not_found(id))?;
+        let bytes = mapped.bytes();
         // `from_utf8` validates much faster than the lossy scan; stored text is almost
         // always valid.
-        let text = match std::str::from_utf8(&bytes) {
+        let text = match std::str::from_utf8(bytes) {
             Ok(text) => std::borrow::Cow::Borrowed(text),
-            Err(_) => String::from_utf8_lossy(&bytes),
+            Err(_) => String::from_utf8_lossy(bytes),
         };
         match sel {
             Selection::Grep { pattern, context, max }
-                if meta.gap.is_none() && memchr::memchr2(b'\r', 0x08, &bytes).is_none() =>
+                if meta.gap.is_none() && memchr::memchr2(b'\r', 0x08, bytes).is_none() =>
             {
                 let total = match meta.finished {
                     Some(_) => meta.total_lines,
                     None => text.split_inclusive('\n').count() as u64,
                 };
                 fast_grep(&text, pattern, *context, *max, total)?
+            }
+            Selection::Grep { pattern, context, max } => {
+                lazy_grep(&text, &meta, writing, (pattern, *context, *max))?
             }
             _ => {
                 let doc = whole_doc(&text, &meta, writing);
@@ -363,47 +366,52 @@ pub(super) fn grep(
     context: u64,
     max: u64,
 ) -> Result<Page, ArtifactError> {
-    let re = Regex::new(pattern)
-        .map_err(|e| ArtifactError::BadSelection(notice::grep_invalid(&regex_message(&e))))?;
-    let context = context as usize;
-    let mut out = String::new();
-    let mut before: VecDeque<(u64, &str)> = VecDeque::new();
-    let mut last_emitted: Option<u64> = None;
-    let mut after_left = 0usize;
-    let mut matches = 0u64;
-    let mut stopped = false;
-    let emit = |out: &mut String, number: u64, sep: char, text: &str, last: &mut Option<u64>| {
-        if context > 0 && last.is_some_and(|l| l + 1 < number) {
-            out.push_str("--\n");
+    let re = grep_regex(pattern)?;
+    let lines = doc.lines.iter().map(|l| {
+        (l.number, std::borrow::Cow::Borrowed(l.text.strip_suffix('\n').unwrap_or(&l.text)))
+    });
+    let found = super::grep::grep_lines(lines, &re, context, max);
+    Ok(grep_page(&found.out, found.matches, found.stopped, doc.total))
+}
+
+/// `grep` over the lines of [`whole_doc`], numbered the same way, but each line is rendered
+/// only when the search reaches it and none is kept: text with overwrites or a gap.
+pub(super) fn lazy_grep(
+    text: &str,
+    meta: &ArtifactMeta,
+    writing: bool,
+    sel: (&str, u64, u64),
+) -> Result<Page, ArtifactError> {
+    let (pattern, context, max) = sel;
+    let re = grep_regex(pattern)?;
+    let count = memchr::memchr_iter(b'\n', text.as_bytes()).count()
+        + usize::from(!text.is_empty() && !text.ends_with('\n'));
+    let total = if writing || meta.finished.is_none() { count as u64 } else { meta.total_lines };
+    let gap = meta.gap.as_ref().map(|gap| {
+        let line = notice::gap_line(gap.first_line, gap.last_line, gap.bytes, meta.cap_bytes);
+        (line, usize::try_from(gap.first_line.saturating_sub(1)).unwrap_or(usize::MAX))
+    });
+    let mut gap_at = None;
+    let lines = text.split_inclusive('\n').enumerate().map(|(i, raw)| {
+        if gap_at.is_none()
+            && let Some((line, from)) = &gap
+            && i >= *from
+            && raw.trim_end_matches('\n') == line
+        {
+            gap_at = Some(i);
+            return (None, std::borrow::Cow::Borrowed(""));
         }
-        out.push_str(&format!("{number}{sep}{text}"));
-        if !text.ends_with('\n') {
-            out.push('\n');
-        }
-        *last = Some(number);
-    };
-    for line in &doc.lines {
-        let Some(number) = line.number else { continue };
-        let content = line.text.strip_suffix('\n').unwrap_or(&line.text);
-        if !stopped && re.is_match(content) {
-            for (k, text) in before.drain(..) {
-                emit(&mut out, k, '-', text, &mut last_emitted);
-            }
-            emit(&mut out, number, ':', &line.text, &mut last_emitted);
-            matches += 1;
-            after_left = context;
-            stopped = matches >= max;
-        } else if after_left > 0 {
-            emit(&mut out, number, '-', &line.text, &mut last_emitted);
-            after_left -= 1;
-        } else if stopped {
-            break;
-        } else if context > 0 {
-            before.push_back((number, &line.text));
-            if before.len() > context {
-                before.pop_front();
-            }
-        }
-    }
-    Ok(grep_page(&out, matches, stopped, doc.total))
+        let number = match gap_at {
+            Some(_) => total.saturating_sub((count - 1 - i) as u64),
+            None => i as u64 + 1,
+        };
+        (Some(number), super::grep::shown_content(raw))
+    });
+    let found = super::grep::grep_lines(lines, &re, context, max);
+    Ok(grep_page(&found.out, found.matches, found.stopped, total))
+}
+
+fn grep_regex(pattern: &str) -> Result<Regex, ArtifactError> {
+    Regex::new(pattern)
+        .map_err(|e| ArtifactError::BadSelection(notice::grep_invalid(&regex_message(&e))))
 }

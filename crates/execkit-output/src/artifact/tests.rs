@@ -343,7 +343,7 @@ fn a_new_artifact_runs_gc_first_when_the_store_is_over_its_size() {
 mod grep_paths {
     use proptest::prelude::*;
 
-    use super::super::read::{fast_grep, grep, whole_doc};
+    use super::super::read::{fast_grep, grep, lazy_grep, whole_doc};
     use super::*;
 
     fn meta(text: &str) -> ArtifactMeta {
@@ -382,6 +382,41 @@ mod grep_paths {
             let slow = grep(&whole_doc(&text, &m, false), pattern, context, max).unwrap();
             let fast = fast_grep(&text, pattern, context, max, m.total_lines).unwrap();
             prop_assert_eq!(fast, slow);
+        }
+
+        #[test]
+        fn lazy_search_agrees_with_the_whole_document(
+            lines in prop::collection::vec(
+                prop_oneof![
+                    "[abc \r\x08é]{0,8}",
+                    Just("ab\r".repeat(400)),
+                    Just(format!("{}\x08\rcc", "b".repeat(1030))),
+                ],
+                0..30,
+            ),
+            gap in prop::option::of((0usize..30, 0u64..5)),
+            finished in any::<bool>(),
+            writing in any::<bool>(),
+            pattern in prop_oneof![Just("a"), Just("^b"), Just("c$"), Just(r"\bab\b"), Just("x*"), Just("é"), Just(r"\+[0-9]+ bytes")],
+            context in 0u64..3,
+            max in 1u64..5,
+        ) {
+            let mut lines = lines;
+            let mut m = meta(&lines.join("\n"));
+            if let Some((at, hidden)) = gap {
+                let at = at.min(lines.len());
+                let g = Gap { first_line: at as u64 + 1, last_line: at as u64 + 1 + hidden, bytes: 7 };
+                lines.insert(at, notice::gap_line(g.first_line, g.last_line, g.bytes, m.cap_bytes));
+                m.gap = Some(g);
+            }
+            let text = lines.join("\n");
+            m.total_lines = text.split_inclusive('\n').count() as u64 + gap.map_or(0, |g| g.1);
+            if !finished {
+                m.finished = None;
+            }
+            let whole = grep(&whole_doc(&text, &m, writing), pattern, context, max).unwrap();
+            let lazy = lazy_grep(&text, &m, writing, (pattern, context, max)).unwrap();
+            prop_assert_eq!(lazy, whole);
         }
     }
 }

@@ -250,7 +250,7 @@ impl OutputSink {
 
     /// Lines seen so far (a final unterminated line counts).
     pub fn total_lines(&self) -> u64 {
-        self.window.lines + u64::from(self.window.partial())
+        self.window.total_lines()
     }
 
     /// Sanitised bytes seen so far.

@@ -8,6 +8,9 @@
 /// unbounded amount of output (O12 b).
 const ESCAPE_HOLD: usize = 4096;
 
+/// Spans up to this long are copied with one fixed-size move (see [`copy_span`]).
+const SHORT_SPAN: usize = 16;
+
 const ESC: u8 = 0x1b;
 const BEL: u8 = 0x07;
 
@@ -26,10 +29,18 @@ const fn plain_table() -> [bool; 256] {
 static PLAIN: [bool; 256] = plain_table();
 
 /// Length of the leading run of [`PLAIN`] bytes. Whole blocks are tested without an early
-/// exit so the compiler can vectorise the common all-plain case.
+/// exit so the compiler can vectorise the common all-plain case; the block that ends the run
+/// is searched a word at a time.
 fn plain_run(input: &[u8]) -> usize {
     const BLOCK: usize = 32;
     let is_plain = |b: u8| (0x20..0x7f).contains(&b) || b == b'\n' || b == b'\t';
+    // Runs between escapes are short: one word usually settles it.
+    if let Some(Ok(word)) = input.get(..8).map(<[u8; 8]>::try_from) {
+        let special = not_plain(u64::from_le_bytes(word));
+        if special != 0 {
+            return (special.trailing_zeros() / 8) as usize;
+        }
+    }
     let mut done = 0;
     for block in input.chunks_exact(BLOCK) {
         if !block.iter().fold(true, |all, &b| all & is_plain(b)) {
@@ -37,7 +48,30 @@ fn plain_run(input: &[u8]) -> usize {
         }
         done += BLOCK;
     }
+    for word in input[done..].chunks_exact(8) {
+        let Ok(word) = <[u8; 8]>::try_from(word) else { break };
+        let special = not_plain(u64::from_le_bytes(word));
+        if special != 0 {
+            return done + (special.trailing_zeros() / 8) as usize;
+        }
+        done += 8;
+    }
     done + input[done..].iter().position(|&b| !PLAIN[b as usize]).unwrap_or(input.len() - done)
+}
+
+/// The high bit of each byte of `word` that is not [`PLAIN`]. Exact per byte: every step
+/// works on 7-bit values, so no carry crosses into the next byte.
+fn not_plain(word: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = ONES * 0x80;
+    let low = word & !HIGH;
+    let below_space = !(low + ONES * 0x60) & HIGH;
+    let del = (low + ONES) & HIGH;
+    let is = |byte: u64| {
+        let diff = low ^ (ONES * byte);
+        !((diff + ONES * 0x7f) | diff) & HIGH
+    };
+    (word & HIGH) | del | (below_space & !is(u64::from(b'\t')) & !is(u64::from(b'\n')))
 }
 
 /// Length of a complete CSI sequence (`ESC [` params final) at the start of `input`: the
@@ -50,6 +84,33 @@ fn whole_csi(input: &[u8]) -> Option<usize> {
     let end = 2 + params;
     // Same limit as the state machine: a longer sequence is released as text there.
     ((0x40..=0x7e).contains(&input[end]) && end < ESCAPE_HOLD + 1).then_some(end + 1)
+}
+
+/// Appends `input[from..to]`. A short span copies a fixed [`SHORT_SPAN`] bytes and trims
+/// them, one vector move instead of a `memcpy` call per span between escapes.
+fn copy_span(out: &mut Vec<u8>, input: &[u8], from: usize, to: usize) {
+    match input.get(from..from + SHORT_SPAN) {
+        Some(block) if to - from <= SHORT_SPAN => {
+            let len = out.len() + (to - from);
+            out.extend_from_slice(block);
+            out.truncate(len);
+        }
+        _ => out.extend_from_slice(&input[from..to]),
+    }
+}
+
+/// Length of a complete, valid multi-byte character at the start of `input`, and whether it
+/// is a C1 control (removed). `None` for an invalid or incomplete one: the state machine
+/// decides those.
+fn whole_char(input: &[u8]) -> Option<(usize, bool)> {
+    let len = match input[0] {
+        0xc2..=0xdf => 2,
+        0xe0..=0xef => 3,
+        0xf0..=0xf4 => 4,
+        _ => return None,
+    };
+    let text = std::str::from_utf8(input.get(..len)?).ok()?;
+    Some((len, text.chars().next().is_some_and(|c| ('\u{80}'..='\u{9f}').contains(&c))))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,23 +140,65 @@ pub(crate) struct Sanitizer {
 impl Sanitizer {
     /// Appends the clean form of `input` to `out`.
     pub(crate) fn push(&mut self, input: &[u8], out: &mut Vec<u8>) {
+        out.reserve(input.len() + SHORT_SPAN);
         let mut i = 0;
         while i < input.len() {
             if self.escape.is_none() && self.utf8.is_empty() && !self.cr {
-                let run = plain_run(&input[i..]);
-                out.extend_from_slice(&input[i..i + run]);
-                i += run;
+                i += self.stateless(&input[i..], out);
                 if i == input.len() {
                     break;
-                }
-                if let Some(len) = whole_csi(&input[i..]) {
-                    self.stripped += len as u64;
-                    i += len;
-                    continue;
                 }
             }
             i += self.step(&input[i..], out);
         }
+    }
+
+    /// Copies the leading part of `input` that needs no state carried across bytes: plain
+    /// runs, whole CSI sequences, CRLF, a CR with its next byte, BS, lone controls and whole
+    /// characters. Kept bytes are copied in spans, not one by one. Returns the bytes consumed;
+    /// the byte after them (if any) goes through [`Sanitizer::step`].
+    fn stateless(&mut self, input: &[u8], out: &mut Vec<u8>) -> usize {
+        let mut i = 0;
+        // Start of the span of kept bytes not yet copied.
+        let mut from = 0;
+        loop {
+            i += plain_run(&input[i..]);
+            let Some(&b) = input.get(i) else { break };
+            let drop = match b {
+                ESC => match whole_csi(&input[i..]) {
+                    Some(len) => len,
+                    None => break,
+                },
+                // CRLF → LF; a CR before anything else stays, and that byte is handled next.
+                b'\r' => match input.get(i + 1) {
+                    Some(b'\n') => 1,
+                    Some(_) => {
+                        i += 1;
+                        continue;
+                    }
+                    None => break,
+                },
+                0x08 => {
+                    i += 1;
+                    continue;
+                }
+                0x80.. => match whole_char(&input[i..]) {
+                    Some((len, false)) => {
+                        i += len;
+                        continue;
+                    }
+                    Some((len, true)) => len,
+                    None => break,
+                },
+                _ => 1,
+            };
+            copy_span(out, input, from, i);
+            self.stripped += drop as u64;
+            i += drop;
+            from = i;
+        }
+        copy_span(out, input, from, i);
+        i
     }
 
     /// Flushes held state at the end of the stream: a partial UTF-8 sequence becomes U+FFFD,

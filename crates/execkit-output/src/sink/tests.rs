@@ -305,6 +305,33 @@ fn snapshot_shows_the_newest_lines_and_the_current_one() {
 }
 
 #[test]
+fn floods_of_short_lines_agree_across_chunk_sizes() {
+    // Pipe-sized chunks hold thousands of lines, so the window counts most of them without
+    // rendering; 7-byte chunks render every line. Both must show the same.
+    let mut input = Vec::new();
+    for i in 0..40_000 {
+        input.extend_from_slice(format!("\x1b[31m{i}\x1b[0m frame\r{i}%\r\n").as_bytes());
+    }
+    input.extend_from_slice(b"partial\rlast");
+    for config in [config(), small(), config().with_line_window(Some(3), Some(5))] {
+        let mut snaps = Vec::new();
+        let mut summaries = Vec::new();
+        for chunk in [65_536, 7] {
+            let mut sink = OutputSink::new(config.clone(), None, None);
+            for part in input.chunks(chunk) {
+                sink.push(part);
+            }
+            snaps.push((sink.snapshot(), sink.total_lines(), sink.total_bytes()));
+            summaries.push(sink.finish());
+        }
+        assert_eq!(snaps[0], snaps[1]);
+        assert!(snaps[0].0.ends_with("39999%\nlast"), "{}", snaps[0].0);
+        assert_eq!(summaries[0], summaries[1]);
+        assert!(summaries[0].totals.balanced());
+    }
+}
+
+#[test]
 fn huge_single_line_stays_bounded() {
     let chunk = vec![b'a'; 1 << 20];
     let mut sink = OutputSink::new(config(), None, None);

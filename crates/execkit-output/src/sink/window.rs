@@ -5,6 +5,12 @@ use std::collections::VecDeque;
 
 use crate::notice;
 
+/// Most raw bytes held unrendered (see [`Window::defer`]): one pipe buffer, a fixed cost per
+/// sink like the artifact write buffer (O18).
+const DEFER_BYTES: usize = 64 * 1024;
+/// Block size of the backwards LF count that finds where the newest lines start.
+const COUNT_BLOCK: usize = 512;
+
 /// One finished line as the window shows it.
 #[derive(Debug, Default)]
 pub(crate) struct Line {
@@ -61,6 +67,11 @@ pub(crate) struct Window {
     spare: Vec<String>,
     /// Capacity held in `spare`, kept within the tail budget (O18).
     spare_bytes: usize,
+    /// Raw lines after the tail, not rendered yet: in a flood the next chunk pushes them out
+    /// by count before anyone looks. Starts at a line start; `cur` is empty while it holds
+    /// bytes. Its complete lines are not in `lines` yet.
+    deferred: Vec<u8>,
+    deferred_lfs: u64,
 }
 
 impl Window {
@@ -82,16 +93,34 @@ impl Window {
             lossy: false,
             spare: Vec::new(),
             spare_bytes: 0,
+            deferred: Vec::new(),
+            deferred_lfs: 0,
         }
     }
 
     /// Takes sanitised text (whole UTF-8 characters only).
     pub(crate) fn push(&mut self, text: &[u8]) {
         self.bytes += text.len() as u64;
+        if !self.deferred.is_empty() {
+            if self.defer(text) {
+                return;
+            }
+            self.flush_deferred();
+        }
+        let Some(lf) = memchr::memchr(b'\n', text) else {
+            return self.feed(text);
+        };
+        self.render(&text[..=lf]);
+        let rest = &text[lf + 1..];
+        // Checked once per chunk, not once per line.
+        if self.head_open || !self.defer(rest) {
+            self.render(rest);
+        }
+    }
+
+    /// Renders every line of `text` into the window.
+    fn render(&mut self, text: &[u8]) {
         let mut pos = 0;
-        // Checked until this chunk has too few lines left to skip any: once per chunk after
-        // that, not once per line.
-        let mut may_skip = true;
         while pos < text.len() {
             let Some(lf) = memchr::memchr(b'\n', &text[pos..]) else {
                 self.feed(&text[pos..]);
@@ -101,49 +130,76 @@ impl Window {
             self.cur.stream += 1;
             self.end_line(true);
             pos += lf + 1;
-            if may_skip && !self.head_open {
-                let skipped = self.skip_doomed(&text[pos..]);
-                may_skip = skipped > 0;
-                pos += skipped;
-            }
         }
     }
 
     /// Completes the final unterminated line.
     pub(crate) fn finish(&mut self) {
+        self.flush_deferred();
         if self.cur.stream > 0 {
             self.end_line(false);
         }
     }
 
-    /// Once the head is closed, whole lines that the newest `tail_lines` lines of this same
-    /// chunk will push out of the tail are counted without being rendered.
-    fn skip_doomed(&mut self, rest: &[u8]) -> usize {
-        if self.head_open || rest.is_empty() {
-            return 0;
-        }
+    /// Once the head is closed, at a line start: counts the lines that the newest
+    /// `tail_lines` lines push out of the tail without rendering them, and holds the newest
+    /// ones raw, since the next chunk usually pushes them out too. False when `text` is left
+    /// to the caller to render.
+    fn defer(&mut self, text: &[u8]) -> bool {
         let keep = self.budget.tail_lines as usize;
-        let mut lfs = memchr::memrchr_iter(b'\n', rest);
-        let Some(last) = lfs.next() else { return 0 };
-        let end = if keep == 0 {
-            last + 1
-        } else {
-            match lfs.nth(keep - 1) {
-                Some(at) => at + 1,
-                None => return 0,
+        let lfs = match after_nth_lf_from_end(text, keep.saturating_add(1)) {
+            Ok(start) => {
+                let doomed = memchr::memchr_iter(b'\n', &text[..start]).count() as u64;
+                self.omit_raw(self.deferred.len() + start, self.deferred_lfs + doomed);
+                self.deferred.clear();
+                // Exactly one buffer: later appends stay within it (O18).
+                self.deferred.reserve_exact(DEFER_BYTES);
+                self.deferred_lfs = 0;
+                let newest = &text[start..];
+                if newest.len() > DEFER_BYTES {
+                    self.render(newest);
+                } else {
+                    self.deferred.extend_from_slice(newest);
+                    self.deferred_lfs = keep as u64;
+                }
+                return true;
             }
+            Err(lfs) => lfs as u64,
         };
-        let doomed = &rest[..end];
-        let count = memchr::memchr_iter(b'\n', doomed).count() as u64;
+        if self.deferred.is_empty() || self.deferred.len() + text.len() > DEFER_BYTES {
+            return false;
+        }
+        self.deferred.extend_from_slice(text);
+        self.deferred_lfs += lfs;
+        if self.deferred_lfs > keep as u64
+            && let Ok(start) = after_nth_lf_from_end(&self.deferred, keep.saturating_add(1))
+        {
+            self.omit_raw(start, self.deferred_lfs - keep as u64);
+            self.deferred.drain(..start);
+            self.deferred_lfs = keep as u64;
+        }
+        true
+    }
+
+    /// Everything before the deferred lines is pushed out: the whole tail, then `bytes`
+    /// holding `lines` complete lines that were never rendered.
+    fn omit_raw(&mut self, bytes: usize, lines: u64) {
         while let Some(line) = self.tail.pop_front() {
             self.omit(line);
         }
         self.tail_used = 0;
-        self.lines += count;
-        self.omitted_lines += count;
-        self.omitted_bytes += end as u64;
+        self.lines += lines;
+        self.omitted_lines += lines;
+        self.omitted_bytes += bytes as u64;
         self.lossy = true;
-        end
+    }
+
+    fn flush_deferred(&mut self) {
+        let deferred = std::mem::take(&mut self.deferred);
+        self.deferred_lfs = 0;
+        self.render(&deferred);
+        self.deferred = deferred;
+        self.deferred.clear();
     }
 
     fn feed(&mut self, mut seg: &[u8]) {
@@ -172,7 +228,11 @@ impl Window {
             cur.beyond += bytes.len() as u64;
             return;
         }
-        let text = String::from_utf8_lossy(bytes);
+        // Sanitised text is valid UTF-8; `from_utf8` checks that far faster than the lossy scan.
+        let text = match std::str::from_utf8(bytes) {
+            Ok(text) => std::borrow::Cow::Borrowed(text),
+            Err(_) => String::from_utf8_lossy(bytes),
+        };
         let room = (self.budget.line_bytes as usize).saturating_sub(cur.rendered.len());
         if text.len() <= room {
             cur.rendered.push_str(&text);
@@ -255,7 +315,12 @@ impl Window {
 
     /// An unfinished line is being received.
     pub(crate) fn partial(&self) -> bool {
-        self.cur.stream > 0
+        self.cur.stream > 0 || self.deferred.last().is_some_and(|&b| b != b'\n')
+    }
+
+    /// Lines seen so far, a final unterminated one included.
+    pub(crate) fn total_lines(&self) -> u64 {
+        self.lines + self.deferred_lfs + u64::from(self.partial())
     }
 
     /// Lines shown in the tail were limited by bytes rather than by count.
@@ -278,13 +343,27 @@ impl Window {
 
     /// The last `lines` lines / `bytes` bytes, the unfinished line included.
     pub(crate) fn snapshot(&self, lines: usize, bytes: usize) -> String {
+        let fresh = (!self.deferred.is_empty()).then(|| self.render_deferred(lines));
+        let (cur, newest) = match &fresh {
+            Some(w) => (&w.cur.rendered, Some(&w.tail)),
+            None => (&self.cur.rendered, None),
+        };
+        // The tail as it will be once the deferred lines are rendered: the newest lines within
+        // its budget, the newest one whatever its size.
+        let (mut count, mut size) = (0, 0);
+        let tail = newest.into_iter().flat_map(|t| t.iter().rev()).chain(self.tail.iter().rev());
+        let tail = tail.take_while(|line| {
+            count += 1;
+            size += line.text.len() as u64;
+            count <= self.budget.tail_lines && (count == 1 || size <= self.budget.tail_bytes)
+        });
         let mut parts: Vec<&str> = Vec::new();
         let mut used = 0;
-        if !self.cur.rendered.is_empty() {
-            used += self.cur.rendered.len();
-            parts.push(&self.cur.rendered);
+        if !cur.is_empty() {
+            used += cur.len();
+            parts.push(cur);
         }
-        for line in self.tail.iter().rev().chain(self.head.iter().rev()) {
+        for line in tail.chain(self.head.iter().rev()) {
             if parts.len() >= lines || used + line.text.len() > bytes {
                 break;
             }
@@ -293,4 +372,41 @@ impl Window {
         }
         parts.iter().rev().copied().collect()
     }
+
+    /// The newest `lines` deferred lines and the unfinished one, rendered as the window would.
+    fn render_deferred(&self, lines: usize) -> Window {
+        let start = after_nth_lf_from_end(&self.deferred, lines.saturating_add(1)).unwrap_or(0);
+        let mut window = Window::new(Budget {
+            head_lines: 0,
+            head_bytes: 0,
+            tail_lines: lines as u64,
+            tail_bytes: u64::MAX,
+            line_bytes: self.budget.line_bytes,
+        });
+        window.render(&self.deferred[start..]);
+        window
+    }
+}
+
+/// The offset just past the `n`-th LF from the end of `bytes`, or the number of LFs when
+/// there are fewer. Counts whole blocks first, so a flood of short lines costs a few vector
+/// passes instead of one search per line.
+fn after_nth_lf_from_end(bytes: &[u8], n: usize) -> Result<usize, usize> {
+    if n == 0 {
+        return Ok(bytes.len());
+    }
+    let mut end = bytes.len();
+    let mut seen = 0;
+    while end > 0 {
+        let start = end.saturating_sub(COUNT_BLOCK);
+        let block = &bytes[start..end];
+        let count = memchr::memchr_iter(b'\n', block).count();
+        if seen + count >= n {
+            let at = memchr::memrchr_iter(b'\n', block).nth(n - seen - 1);
+            return at.map(|at| start + at + 1).ok_or(seen + count);
+        }
+        seen += count;
+        end = start;
+    }
+    Err(seen)
 }
