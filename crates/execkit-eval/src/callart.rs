@@ -127,11 +127,7 @@ fn copy_spill(store: &ArtifactStore, id: &ArtifactId, out: &mut Lines<'_>) {
     }
 }
 
-/// Removes a cell's own spill once the call artifact holds its text. The store has no removal
-/// call; its files are `<id>.out` and `<id>.json`, and its garbage collector recounts usage.
+/// Removes a cell's own spill once the call artifact holds its text.
 fn remove(store: &ArtifactStore, id: &ArtifactId) {
-    if let Ok(out) = store.out_path(id) {
-        let _ = std::fs::remove_file(out.with_extension("json"));
-        let _ = std::fs::remove_file(out);
-    }
+    let _ = store.remove(id);
 }

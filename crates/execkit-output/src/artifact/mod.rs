@@ -14,6 +14,7 @@ mod writer;
 
 use std::fs::{self, File};
 use std::io;
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -297,6 +298,22 @@ impl ArtifactStore {
         } else {
             Err(self.not_found(id))
         }
+    }
+
+    /// Deletes a finished artifact whose content now lives elsewhere (eval folds its cells'
+    /// spills into one artifact per call). A writer's artifact is locked and never removed.
+    pub fn remove(&self, id: &ArtifactId) -> Result<(), ArtifactError> {
+        let out = self.out_file(id);
+        let file = fsutil::open_read(&out).map_err(|_| self.not_found(id))?;
+        // SAFETY: `file` is an open descriptor; flock does not touch memory.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            return Err(ArtifactError::io(
+                format!("remove {id}"),
+                io::Error::new(io::ErrorKind::WouldBlock, "the artifact is still being written"),
+            ));
+        }
+        let _ = std::fs::remove_file(self.json_file(id));
+        std::fs::remove_file(&out).map_err(|e| ArtifactError::io(format!("remove {id}"), e))
     }
 
     pub fn meta(&self, id: &ArtifactId) -> Result<ArtifactMeta, ArtifactError> {

@@ -420,3 +420,17 @@ mod grep_paths {
         }
     }
 }
+
+#[test]
+fn remove_deletes_a_finished_artifact_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = ArtifactStore::open(&dir.path().join("a"), StoreLimits::default()).unwrap();
+    let id = store.put("test", b"hello\n", "text/plain", "label").unwrap();
+    store.remove(&id).unwrap();
+    assert!(store.out_path(&id).is_err());
+    assert!(store.remove(&id).is_err(), "a second remove finds nothing");
+    let writer = store.create("test", "live", "text/plain").unwrap();
+    let live = writer.id().clone();
+    assert!(store.remove(&live).is_err(), "a locked writer is never removed");
+    drop(writer);
+}
