@@ -225,3 +225,16 @@ async fn cancelling_never_waits_for_the_kill() {
     }
     assert!(pids_with("sleep 1000.8383").is_empty(), "the kill finished in the background");
 }
+
+#[tokio::test]
+async fn silent_commands_get_a_heartbeat() {
+    let kit = Kit::new();
+    let (out, events) = kit.bash_with_progress(json!({"command": "echo begin; sleep 6"})).await;
+    assert_eq!(out.text(), "begin");
+    let late = events.iter().filter(|e| e.elapsed_ms >= 5000).count();
+    assert!(
+        late >= 1,
+        "no heartbeat after 5 s of silence: {:?}",
+        events.iter().map(|e| e.elapsed_ms).collect::<Vec<_>>()
+    );
+}

@@ -68,3 +68,20 @@ async fn images_and_hints() {
     let out = kit.bash(json!({"command": "ls -la | wc -l"})).await;
     assert_eq!(out.field("command_kind"), json!("list"));
 }
+
+#[tokio::test]
+async fn a_megabyte_line_is_cut_and_kept() {
+    let kit = Kit::new();
+    let out = kit.bash(json!({"command": "head -c 1048576 /dev/zero | tr '\\0' x; echo"})).await;
+    let text = out.text();
+    assert!(text.len() < 4096, "{} bytes inline", text.len());
+    assert!(text.contains(" [... +1047552 bytes]"), "{}", &text[..text.len().min(300)]);
+    assert!(
+        text.contains(
+            "[1 long lines cut at 1024 bytes (1047552 bytes not shown); full output: artifact://"
+        ),
+        "{text}"
+    );
+    let uri = out.field("artifact").as_str().unwrap().to_string();
+    assert_eq!(kit.artifact_bytes(&uri).len(), 1048577);
+}

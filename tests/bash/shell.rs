@@ -101,3 +101,28 @@ async fn prefix_and_library_stdin() {
     let out = kit.toolkit.bash_with(params, extras, execkit::CallContext::default()).await;
     assert_eq!(out.text(), "HELLO\n[kept]");
 }
+
+#[tokio::test]
+async fn scrub_can_be_turned_off() {
+    let kit = Kit::with_vars(&[("EXECKIT_BASH_ENV_SCRUB", "0"), ("EXECKIT_TEST_TOKEN", "t0k")]);
+    let out = kit.bash(json!({"command": "echo \"[$EXECKIT_TEST_TOKEN]\""})).await;
+    assert_eq!(out.text(), "[t0k]");
+    assert_eq!(out.field("scrubbed_env"), json!([]));
+}
+
+#[tokio::test]
+async fn git_never_waits_in_a_pager() {
+    let kit = Kit::new();
+    let script = "git init -q repo && cd repo && git config user.email t@e && git config user.name t \
+                  && for i in $(seq 1 60); do git commit -q --allow-empty -m \"c$i\"; done";
+    let out = kit.bash(json!({"command": script, "timeout": 120})).await;
+    assert!(!out.is_error(), "{}", out.text());
+    let started = std::time::Instant::now();
+    let out = kit
+        .bash(json!({"command": "git log --oneline | wc -l; git log --oneline", "cwd": "repo", "pty": true, "timeout": 30}))
+        .await;
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    assert!(!out.is_error(), "{}", out.text());
+    assert!(out.text().starts_with("60\n"), "{}", out.text());
+    assert!(out.text().contains(" c1"), "the whole log came through without a pager");
+}
