@@ -110,10 +110,12 @@ impl JobTable {
         }
         let finished_any = self.wait_for(&watched, progress, &cancel, started).await;
         if !finished_any && !watched.is_empty() {
-            text.insert(
-                0,
-                format!("No watched job finished within {} s.", self.config().wait.as_secs()),
-            );
+            let first = if cancel.is_cancelled() {
+                format!("The wait was cancelled after {:.1} s.", started.elapsed().as_secs_f64())
+            } else {
+                format!("No watched job finished within {} s.", self.config().wait.as_secs())
+            };
+            text.insert(0, first);
         }
         is_error |= !unknown.is_empty();
         text.extend(unknown.iter().map(|id| not_found(*id, self)));
