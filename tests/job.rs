@@ -278,3 +278,22 @@ async fn adopted_processes_keep_the_calls_deadline() {
     );
     assert!(pids_with("sleep 1000.7373").is_empty());
 }
+
+#[tokio::test]
+async fn a_cancelled_wait_says_so() {
+    let kit = Kit::new();
+    kit.bash(json!({"command": "sleep 1000.4545", "async": true})).await;
+    let cancel = execkit_process::CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        trigger.cancel();
+    });
+    let ctx = execkit::CallContext { progress: None, cancel };
+    let started = Instant::now();
+    let out = kit.toolkit.call("job", json!({"poll": ["bg_1"]}), ctx).await;
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(out.text().starts_with("The wait was cancelled after "), "{}", out.text());
+    kit.toolkit.close().await;
+    assert!(pids_with("sleep 1000.4545").is_empty());
+}
