@@ -1,7 +1,7 @@
 //! cgroup v2 containment (O35): detection, one leaf per spawn, kill, removal, stale sweep.
 
-use std::fs;
-use std::io;
+use std::fs::{self, OpenOptions};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -11,13 +11,25 @@ pub(crate) struct CgroupRoot {
     pub dir: PathBuf,
     pub pids: bool,
     pub memory: bool,
+    /// `pids.max` of each leaf, when `pids` is enabled.
+    pub pids_max: u64,
 }
 
-/// A fork bomb stops here instead of exhausting the machine's pid space.
-const PIDS_MAX: &str = "4096";
+/// A fork bomb stops here instead of exhausting the machine's pid space (spec O35).
+const PIDS_MAX: u64 = 4096;
+
+/// `EXECKIT_PIDS_MAX` overrides [`PIDS_MAX`] (tests use a small limit); anything but a
+/// positive integer is ignored.
+pub(crate) fn pids_max_from_env() -> u64 {
+    std::env::var("EXECKIT_PIDS_MAX")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|max| *max > 0)
+        .unwrap_or(PIDS_MAX)
+}
 
 /// Finds a writable cgroup v2 tree for this process, or says why there is none.
-pub(crate) fn detect() -> Result<CgroupRoot, String> {
+pub(crate) fn detect(pids_max: u64) -> Result<CgroupRoot, String> {
     let mountinfo = fs::read_to_string("/proc/self/mountinfo")
         .map_err(|err| format!("cannot read /proc/self/mountinfo: {err}"))?;
     let mount = cgroup2_mount(&mountinfo).ok_or("no cgroup2 filesystem is mounted")?;
@@ -26,7 +38,7 @@ pub(crate) fn detect() -> Result<CgroupRoot, String> {
     let own = own_v2_path(&cgroups).ok_or("this process has no cgroup v2 membership")?;
     let own_dir = mount.join(own.trim_start_matches('/'));
     let dir = own_dir.join(format!("execkit-{}", std::process::id()));
-    let root = CgroupRoot { dir, pids: false, memory: false };
+    let root = CgroupRoot { dir, pids: false, memory: false, pids_max };
     ensure_root(&root).map_err(|err| format!("cannot create {}: {err}", root.dir.display()))?;
     let controllers = fs::read_to_string(root.dir.join("cgroup.controllers")).unwrap_or_default();
     let wanted: Vec<&str> =
@@ -71,13 +83,22 @@ pub(crate) fn cgroup2_mount(mountinfo: &str) -> Option<PathBuf> {
     })
 }
 
-fn unescape_mount(raw: &str) -> String {
+pub(crate) fn unescape_mount(raw: &str) -> String {
     raw.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\")
 }
 
 /// The `0::<path>` entry of `/proc/self/cgroup`.
 pub(crate) fn own_v2_path(cgroups: &str) -> Option<String> {
     cgroups.lines().find_map(|line| line.strip_prefix("0::").map(str::to_string))
+}
+
+/// True when `pid`'s v2 cgroup path contains `marker` (v1 lines, such as a `pids` leaf of the
+/// same name, do not count).
+pub(crate) fn v2_path_contains(pid: u32, marker: &str) -> bool {
+    fs::read_to_string(format!("/proc/{pid}/cgroup"))
+        .ok()
+        .and_then(|text| own_v2_path(&text))
+        .is_some_and(|path| format!("{path}/").contains(marker))
 }
 
 /// Creates leaf `c<n>` with its limits; the parent is recreated if a sibling Supervisor of
@@ -98,7 +119,7 @@ pub(crate) fn create_leaf(
         }
     }
     if root.pids {
-        let _ = fs::write(leaf.join("pids.max"), PIDS_MAX);
+        let _ = fs::write(leaf.join("pids.max"), root.pids_max.to_string());
     }
     if let (true, Some(max)) = (root.memory, memory_max) {
         let _ = fs::write(leaf.join("memory.max"), max.to_string());
@@ -114,9 +135,14 @@ pub(crate) fn procs(dir: &Path) -> Vec<u32> {
         .collect()
 }
 
-/// `cgroup.kill` (Linux ≥ 5.14): SIGKILL to every process in `dir` and below.
+/// `cgroup.kill` (Linux ≥ 5.14): SIGKILL to every process in `dir` and below. False where
+/// there is no such file (older kernels, v1 hierarchies).
 pub(crate) fn kill_all(dir: &Path) -> bool {
-    fs::write(dir.join("cgroup.kill"), "1").is_ok()
+    OpenOptions::new()
+        .write(true)
+        .open(dir.join("cgroup.kill"))
+        .and_then(|mut file| file.write_all(b"1"))
+        .is_ok()
 }
 
 pub(crate) fn remove(dir: &Path) -> bool {
@@ -142,9 +168,9 @@ pub(crate) fn oom_kills(leaf: &Path) -> u64 {
     events.lines().find_map(|line| line.strip_prefix("oom_kill ")?.trim().parse().ok()).unwrap_or(0)
 }
 
-/// Kills and removes `execkit-<pid>` siblings whose Toolkit process is dead (O41).
-pub(crate) fn sweep_stale(root: &CgroupRoot) {
-    let Some(parent) = root.dir.parent() else { return };
+/// Kills and removes `execkit-<pid>` siblings of `dir` whose Toolkit process is dead (O41).
+pub(crate) fn sweep_stale(dir: &Path) {
+    let Some(parent) = dir.parent() else { return };
     let Ok(entries) = fs::read_dir(parent) else { return };
     for entry in entries.filter_map(Result::ok) {
         let name = entry.file_name();

@@ -15,6 +15,8 @@ pub(crate) const MAX_EXTRA_FDS: usize = 32;
 pub(crate) struct ChildSetup {
     pub parent: libc::pid_t,
     pub cgroup_procs: Option<RawFd>,
+    /// `cgroup.procs` of the v1 `pids` leaf ([`crate::pids_v1`]), joined the same way.
+    pub pids_procs: Option<RawFd>,
     pub extra: Vec<(RawFd, RawFd)>,
     /// The PTY slave's path.
     pub tty: Option<CString>,
@@ -37,10 +39,10 @@ impl ChildSetup {
             if libc::getppid() != self.parent {
                 libc::syscall(libc::SYS_kill, libc::syscall(libc::SYS_getpid), libc::SIGKILL);
             }
-            if let Some(fd) = self.cgroup_procs
-                && libc::write(fd, b"0".as_ptr().cast(), 1) != 1
-            {
-                return Err(io::Error::last_os_error());
+            for fd in [self.cgroup_procs, self.pids_procs].into_iter().flatten() {
+                if libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
+                    return Err(io::Error::last_os_error());
+                }
             }
             check(libc::setsid())?;
             if let Some(tty) = &self.tty {

@@ -3,10 +3,12 @@
 //! Every child goes through one [`Supervisor`]: a dedicated spawner thread (so the parent-death
 //! signal is tied to a thread that never exits), a new session per child, default signal
 //! dispositions, only the fds it was given, and containment in a cgroup v2 leaf where the
-//! machine allows it (else its process group plus a subreaper walk). [`run::run`] drives a
-//! child to its end under a deadline and a cancellation token, drains its output for a bounded
-//! time after the leader exits, and reports processes that linger. [`mod@env`] builds the
-//! hardened, scrubbed environments every tool passes to its children.
+//! machine allows it (else its process group plus a subreaper walk). Where the v2 tree has no
+//! `pids` controller but a v1 `pids` hierarchy is writable (hybrid hosts), each child also joins
+//! a v1 leaf whose `pids.max` stops fork bombs. [`run::run`] drives a child to its end under a
+//! deadline and a cancellation token, drains its output for a bounded time after the leader
+//! exits, and reports processes that linger. [`mod@env`] builds the hardened, scrubbed
+//! environments every tool passes to its children.
 //!
 //! A child may run on a PTY instead of a pipe ([`SpawnSpec::pty`]); its output then comes
 //! through the same [`OutputPipe`], and [`PtyHandle`] gives the foreground process group and
@@ -18,6 +20,7 @@
 mod cgroup;
 mod child;
 pub mod env;
+mod pids_v1;
 mod procfs;
 mod pty;
 pub mod run;

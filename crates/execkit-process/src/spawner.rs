@@ -50,6 +50,8 @@ pub(crate) struct Request {
     pub spec: SpawnSpec,
     /// `cgroup.procs` of the child's leaf, opened before the fork.
     pub cgroup_procs: Option<OwnedFd>,
+    /// `cgroup.procs` of the child's v1 `pids` leaf, opened before the fork.
+    pub pids_procs: Option<OwnedFd>,
     pub reply: oneshot::Sender<io::Result<Spawned>>,
 }
 
@@ -61,7 +63,8 @@ pub(crate) fn start(shared: Arc<Shared>) -> io::Result<mpsc::Sender<Request>> {
         loop {
             match rx.recv_timeout(REAP_INTERVAL) {
                 Ok(request) => {
-                    let result = spawn_one(&mut stack, request.spec, request.cgroup_procs);
+                    let procs = [request.cgroup_procs, request.pids_procs];
+                    let result = spawn_one(&mut stack, request.spec, procs);
                     if let Err(Ok(orphan)) = request.reply.send(result) {
                         // The caller stopped waiting (its future was dropped): nobody would
                         // ever track this child.
@@ -106,7 +109,7 @@ fn pidfd_open(pid: u32) -> Option<OwnedFd> {
 fn spawn_one(
     stack: &mut Option<ChildStack>,
     spec: SpawnSpec,
-    cgroup_procs: Option<OwnedFd>,
+    procs: [Option<OwnedFd>; 2],
 ) -> io::Result<Spawned> {
     if spec.extra_fds.len() > MAX_EXTRA_FDS {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "too many extra fds"));
@@ -140,7 +143,8 @@ fn spawn_one(
         cwd,
         setup: ChildSetup {
             parent: std::process::id() as libc::pid_t,
-            cgroup_procs: cgroup_procs.as_ref().map(AsRawFd::as_raw_fd),
+            cgroup_procs: procs[0].as_ref().map(AsRawFd::as_raw_fd),
+            pids_procs: procs[1].as_ref().map(AsRawFd::as_raw_fd),
             extra: spec.extra_fds.iter().map(|(fd, target)| (fd.as_raw_fd(), *target)).collect(),
             tty: pty.as_ref().map(|p| p.tty_c.clone()),
         },
@@ -153,7 +157,7 @@ fn spawn_one(
     let spawned = vfork::spawn(stack, &mut launch);
     // Drop the parent's copies of the child's ends now, so EOF reaches us when the child's
     // side closes.
-    drop((launch, null, stdin_read, out_write, cgroup_procs, spec.extra_fds));
+    drop((launch, null, stdin_read, out_write, procs, spec.extra_fds));
     let pid = spawned.map_err(|err| cwd_error(&spec.cwd, err))?;
     let output = match (pty, out_read) {
         (Some(pty), _) => {

@@ -14,10 +14,11 @@ use tokio::sync::oneshot;
 use tokio::task::JoinSet;
 
 use crate::cgroup::{self, CgroupRoot};
+use crate::pids_v1::{self, PidsRoot};
 use crate::pty::{PtyHandle, PtyUnavailable};
 use crate::spawn::{Child, OutputPipe, SpawnError, SpawnSpec, StdinPipe};
 use crate::spawner::{self, Request, SpawnedOutput};
-use crate::tree::{ProcessTree, Shared, lock};
+use crate::tree::{Leaves, ProcessTree, Shared, lock};
 use crate::{rundir, spawner::Spawned};
 
 /// Leaf numbers are unique per process, since every Supervisor of it shares `execkit-<pid>`.
@@ -82,6 +83,8 @@ struct Inner {
     config: SupervisorConfig,
     containment: Containment,
     cgroup: Option<CgroupRoot>,
+    /// The v1 `pids` leaves' parent, or why spawns get none.
+    pids_v1: Result<PidsRoot, String>,
     run_dir: PathBuf,
     shared: Arc<Shared>,
     requests: Mutex<Option<mpsc::Sender<Request>>>,
@@ -98,6 +101,11 @@ impl Supervisor {
     /// Starts the spawner thread, detects containment, creates the run directory and sweeps
     /// stale ones left by dead execkit processes (O41).
     pub fn start(config: SupervisorConfig) -> std::io::Result<Supervisor> {
+        Supervisor::start_with(config, cgroup::pids_max_from_env())
+    }
+
+    /// [`Supervisor::start`] with `pids_max` for each leaf's `pids.max` (v2 or v1).
+    pub(crate) fn start_with(config: SupervisorConfig, pids_max: u64) -> io::Result<Supervisor> {
         if config.subreaper {
             // SAFETY: prctl with integer arguments only.
             if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } != 0 {
@@ -105,9 +113,9 @@ impl Supervisor {
             }
         }
         let (cgroup, containment) = if config.use_cgroup {
-            match cgroup::detect() {
+            match cgroup::detect(pids_max) {
                 Ok(root) => {
-                    cgroup::sweep_stale(&root);
+                    cgroup::sweep_stale(&root.dir);
                     let containment = Containment::Cgroup { root: root.dir.clone() };
                     (Some(root), containment)
                 }
@@ -117,6 +125,7 @@ impl Supervisor {
             let reason = "cgroup containment turned off".to_string();
             (None, Containment::ProcessGroup { reason })
         };
+        let pids_v1 = pids_v1_root(&config, cgroup.as_ref(), pids_max);
         let cgroup_marker = cgroup.as_ref().map(|_| format!("/execkit-{}/", std::process::id()));
         let shared = Arc::new(Shared {
             subreaper: config.subreaper,
@@ -136,6 +145,7 @@ impl Supervisor {
                 config,
                 containment,
                 cgroup,
+                pids_v1,
                 run_dir,
                 shared,
                 requests: Mutex::new(Some(requests)),
@@ -152,6 +162,12 @@ impl Supervisor {
         &self.inner.containment
     }
 
+    /// Where the v1 `pids` leaves go, or why spawns get none.
+    #[cfg(test)]
+    pub(crate) fn pids_v1(&self) -> Result<&PidsRoot, &str> {
+        self.inner.pids_v1.as_ref().map_err(String::as_str)
+    }
+
     /// `$XDG_RUNTIME_DIR/execkit/<pid>` or `/tmp/execkit-<uid>/<pid>`, mode 0700 (O42).
     pub fn run_dir(&self) -> &Path {
         &self.inner.run_dir
@@ -164,14 +180,18 @@ impl Supervisor {
             let reason = "EXECKIT_NO_PTY=1".to_string();
             return Err(fail(io::Error::other(PtyUnavailable { reason })));
         }
-        let leaf = self.inner.cgroup.as_ref().and_then(|root| {
-            let n = NEXT_LEAF.fetch_add(1, Ordering::Relaxed);
-            cgroup::create_leaf(root, n, self.inner.config.memory_max).ok()
-        });
-        let procs = match leaf.as_deref().map(open_procs).transpose() {
+        // One number for both leaves of a spawn, so `c<n>` names the same child in each tree.
+        let n = NEXT_LEAF.fetch_add(1, Ordering::Relaxed);
+        let memory_max = self.inner.config.memory_max;
+        let leaf =
+            self.inner.cgroup.as_ref().and_then(|r| cgroup::create_leaf(r, n, memory_max).ok());
+        let pids_root = self.inner.pids_v1.as_ref().ok();
+        let pids_leaf = pids_root.and_then(|root| pids_v1::create_leaf(root, n).ok());
+        let leaves = Leaves { v2: leaf, pids_v1: pids_leaf };
+        let procs = match open_procs_of(&leaves) {
             Ok(procs) => procs,
             Err(err) => {
-                leaf.as_deref().map(cgroup::remove);
+                remove_leaves(&leaves);
                 return Err(fail(err));
             }
         };
@@ -179,11 +199,11 @@ impl Supervisor {
         let spawned = match result {
             Ok(spawned) => spawned,
             Err(err) => {
-                leaf.as_deref().map(cgroup::remove);
+                remove_leaves(&leaves);
                 return Err(fail(err));
             }
         };
-        let tree = ProcessTree::new(spawned.pid, leaf, &self.inner.shared);
+        let tree = ProcessTree::new(spawned.pid, leaves, &self.inner.shared);
         // Membership walks lock the registry, so finished trees are found outside the lock.
         let snapshot = lock(&self.inner.shared.trees).clone();
         let done: Vec<ProcessTree> =
@@ -200,14 +220,15 @@ impl Supervisor {
         into_child(spawned, tree).map_err(fail)
     }
 
-    async fn request(&self, spec: SpawnSpec, procs: Option<OwnedFd>) -> io::Result<Spawned> {
+    /// `procs`: the `cgroup.procs` of the v2 leaf and of the v1 `pids` leaf.
+    async fn request(&self, spec: SpawnSpec, procs: [Option<OwnedFd>; 2]) -> io::Result<Spawned> {
         if self.inner.closed.load(Ordering::SeqCst) {
             return Err(io::Error::other("the supervisor is closed"));
         }
         let (reply, response) = oneshot::channel();
-        let sent = lock(&self.inner.requests)
-            .as_ref()
-            .map(|tx| tx.send(Request { spec, cgroup_procs: procs, reply }).is_ok());
+        let [cgroup_procs, pids_procs] = procs;
+        let request = Request { spec, cgroup_procs, pids_procs, reply };
+        let sent = lock(&self.inner.requests).as_ref().map(|tx| tx.send(request).is_ok());
         if sent != Some(true) {
             return Err(io::Error::other("the spawner thread is gone"));
         }
@@ -246,6 +267,9 @@ impl Inner {
         if let Some(root) = &self.cgroup {
             cgroup::remove(&root.dir);
         }
+        if let Ok(root) = &self.pids_v1 {
+            cgroup::remove(&root.dir);
+        }
         rundir::release(&self.run_dir);
     }
 }
@@ -261,6 +285,37 @@ impl Drop for Inner {
         }
         self.finish();
     }
+}
+
+/// The v1 `pids` root when containment is on but the v2 tree cannot limit pids; stale
+/// `execkit-<pid>` siblings of dead processes are swept.
+fn pids_v1_root(
+    config: &SupervisorConfig,
+    v2: Option<&CgroupRoot>,
+    pids_max: u64,
+) -> Result<PidsRoot, String> {
+    if !config.use_cgroup {
+        return Err("cgroup containment turned off".into());
+    }
+    if v2.is_some_and(|root| root.pids) {
+        return Err("the cgroup v2 tree has the pids controller".into());
+    }
+    let root = pids_v1::detect(pids_max)?;
+    cgroup::sweep_stale(&root.dir);
+    Ok(root)
+}
+
+/// `cgroup.procs` of the v2 leaf and of the v1 `pids` leaf, for the child to join.
+fn open_procs_of(leaves: &Leaves) -> io::Result<[Option<OwnedFd>; 2]> {
+    let v2 = leaves.v2.as_deref().map(open_procs).transpose()?;
+    let pids_v1 = leaves.pids_v1.as_deref().map(open_procs).transpose()?;
+    Ok([v2, pids_v1])
+}
+
+/// Removes the leaves of a spawn that did not happen.
+fn remove_leaves(leaves: &Leaves) {
+    leaves.v2.as_deref().map(cgroup::remove);
+    leaves.pids_v1.as_deref().map(cgroup::remove);
 }
 
 fn open_procs(leaf: &Path) -> io::Result<OwnedFd> {

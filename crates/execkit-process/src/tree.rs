@@ -104,12 +104,21 @@ struct TreeInner {
     leader: u32,
     leader_start: u64,
     leaf: Option<PathBuf>,
+    /// The v1 `pids` leaf ([`crate::pids_v1`]): it only limits, so it is only removed.
+    pids_leaf: Option<PathBuf>,
     shared: Weak<Shared>,
     /// (pid, start time) of every member ever seen, so adopted orphans stay members.
     seen: Mutex<HashSet<(u32, u64)>>,
     reaped: AtomicBool,
     abandoned: AtomicBool,
     kill_once: OnceCell<KillReport>,
+}
+
+/// The cgroup leaves one spawn joined.
+#[derive(Debug, Default)]
+pub(crate) struct Leaves {
+    pub v2: Option<PathBuf>,
+    pub pids_v1: Option<PathBuf>,
 }
 
 /// Cheap, cloneable handle to one spawned tree.
@@ -119,13 +128,14 @@ pub struct ProcessTree {
 }
 
 impl ProcessTree {
-    pub(crate) fn new(leader: u32, leaf: Option<PathBuf>, shared: &Arc<Shared>) -> ProcessTree {
+    pub(crate) fn new(leader: u32, leaves: Leaves, shared: &Arc<Shared>) -> ProcessTree {
         let leader_start = procfs::stat(leader).map_or(0, |s| s.start_time);
         let tree = ProcessTree {
             inner: Arc::new(TreeInner {
                 leader,
                 leader_start,
-                leaf,
+                leaf: leaves.v2,
+                pids_leaf: leaves.pids_v1,
                 shared: Arc::downgrade(shared),
                 seen: Mutex::new(HashSet::new()),
                 reaped: AtomicBool::new(false),
@@ -146,6 +156,11 @@ impl ProcessTree {
     /// The cgroup leaf, in cgroup mode.
     pub fn cgroup(&self) -> Option<&std::path::Path> {
         self.inner.leaf.as_deref()
+    }
+
+    /// The v1 `pids` leaf, when the v2 tree has no `pids` controller.
+    pub(crate) fn pids_leaf(&self) -> Option<&std::path::Path> {
+        self.inner.pids_leaf.as_deref()
     }
 
     pub(crate) fn same(&self, other: &ProcessTree) -> bool {
@@ -246,9 +261,7 @@ impl ProcessTree {
             return false;
         }
         let marker = format!("/execkit-{}/", std::process::id());
-        if std::fs::read_to_string(format!("/proc/{}/cgroup", orphan.pid))
-            .is_ok_and(|text| text.contains(&marker))
-        {
+        if cgroup::v2_path_contains(orphan.pid, &marker) {
             return false;
         }
         // Only a tree that can claim adopted orphans may own one: a tree with a leaf finds
@@ -270,8 +283,7 @@ impl ProcessTree {
             return true;
         }
         let Some(marker) = &shared.cgroup_marker else { return false };
-        std::fs::read_to_string(format!("/proc/{}/cgroup", zombie.pid))
-            .is_ok_and(|text| text.contains(marker.as_str()))
+        cgroup::v2_path_contains(zombie.pid, marker)
     }
 
     /// Delivers `signal` to every member.
@@ -345,9 +357,11 @@ impl ProcessTree {
         }
     }
 
-    /// Removes the cgroup leaf when it is empty.
+    /// Removes the cgroup leaves when they are empty.
     pub(crate) fn remove_leaf(&self) -> bool {
-        self.inner.leaf.as_deref().is_none_or(cgroup::remove_leaf)
+        let v2 = self.inner.leaf.as_deref().is_none_or(cgroup::remove_leaf);
+        let pids_v1 = self.pids_leaf().is_none_or(cgroup::remove_leaf);
+        v2 && pids_v1
     }
 
     /// `memory.peak` of the cgroup, when known.
