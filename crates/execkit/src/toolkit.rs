@@ -100,15 +100,9 @@ impl ToolkitBuilder {
             None => ArtifactStore::default_dir(),
         };
         let artifacts = ArtifactStore::open(&artifact_dir, store_limits).map_err(|e| e.to_string());
+        let shutdown = CancellationToken::new();
         if let Ok(store) = &artifacts {
-            let store = store.clone();
-            tokio::spawn(async move {
-                loop {
-                    let round = store.clone();
-                    let _ = tokio::task::spawn_blocking(move || round.gc()).await;
-                    tokio::time::sleep(GC_INTERVAL).await;
-                }
-            });
+            tokio::spawn(collect_garbage(store.clone(), shutdown.clone()));
         }
         let home = own_env.get("HOME").map(PathBuf::from);
         let jobs = JobTable::new(
@@ -149,19 +143,21 @@ impl ToolkitBuilder {
                 eval_config,
                 Some(tool_callback(weak.clone())),
             );
-            Inner {
-                cwd,
-                limits,
-                notes,
-                supervisor,
-                artifacts,
-                bash,
-                eval,
-                jobs,
-                shutdown: CancellationToken::new(),
-            }
+            Inner { cwd, limits, notes, supervisor, artifacts, bash, eval, jobs, shutdown }
         });
         Ok(Toolkit { inner })
+    }
+}
+
+/// Artifact retention (O28): a round at start, then every hour until the Toolkit closes.
+async fn collect_garbage(store: ArtifactStore, shutdown: CancellationToken) {
+    loop {
+        let round = store.clone();
+        let _ = tokio::task::spawn_blocking(move || round.gc()).await;
+        tokio::select! {
+            _ = tokio::time::sleep(GC_INTERVAL) => {}
+            _ = shutdown.cancelled() => return,
+        }
     }
 }
 
@@ -227,6 +223,14 @@ struct Inner {
     jobs: JobTable,
     /// Cancelled by `close()`: every call in flight ends as cancelled.
     shutdown: CancellationToken,
+}
+
+impl Drop for Inner {
+    /// The last clone gone: background loops (artifact retention) end with it. Processes are
+    /// the Supervisor's to kill on its own drop.
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
 }
 
 /// The dispatcher. Cheap to clone; every clone serves the same state.
