@@ -548,15 +548,15 @@ fn v1_pids_leaf(pid: u32) -> Option<PathBuf> {
     path.contains("/execkit-").then(|| mount.join(path.trim_start_matches('/')))
 }
 
-/// Not a test on its own: the bounded burst of `pids_max_env_limits_a_bounded_burst`, run in a
-/// child copy of this test binary so that EXECKIT_PIDS_MAX=20 is in its environment.
+// O35 on hybrid hosts: without `pids` in the v2 tree, a v1 `pids` leaf limits each spawn;
+// `pids_max: 20` (EXECKIT_PIDS_MAX) stops a bounded burst of 60 forks at 20 members, and the
+// timeout kills the tree and removes the leaf.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn helper_pids_burst() {
-    if std::env::var("EXECKIT_PROCESS_HELPER").as_deref() != Ok("pids") {
-        return;
-    }
+async fn pids_max_limits_a_bounded_burst() {
+    let test = "pids_max_limits_a_bounded_burst";
     let sup = Supervisor::start(SupervisorConfig {
         kill_grace: Duration::from_millis(500),
+        pids_max: 20,
         ..SupervisorConfig::default()
     })
     .expect("supervisor");
@@ -564,10 +564,12 @@ async fn helper_pids_burst() {
     let script = "for ((i = 0; i < 60; i++)); do sleep 30 & done; echo looped; wait";
     let child = sup.spawn(bash(script)).await.expect("spawn");
     let Some(leaf) = v1_pids_leaf(child.pid()) else {
-        println!("HELPER none");
+        println!("SKIPPED {test}: no v1 pids hierarchy (the child is in no execkit pids leaf)");
+        sup.close().await;
         return;
     };
     let max = std::fs::read_to_string(leaf.join("pids.max")).unwrap_or_default();
+    assert_eq!(max.trim(), "20");
     let tree = child.tree();
     let watch = tokio::spawn(async move {
         let mut most = 0;
@@ -582,44 +584,14 @@ async fn helper_pids_burst() {
     let mut out = Collect(Vec::new());
     let outcome = run::run(child, &mut out, lim).await;
     let most = watch.await.expect("watcher");
-    let fork_failed = out.text().contains("Resource temporarily unavailable");
-    println!(
-        "HELPER {} {most} {fork_failed} {:?} {} {}",
-        max.trim(),
-        outcome.end,
-        outcome.tree.members().len(),
-        leaf.exists(),
+    assert!((10..=20).contains(&most), "at most {most} members");
+    assert!(
+        out.text().contains("Resource temporarily unavailable"),
+        "no fork failure: {}",
+        out.text()
     );
+    assert_eq!(outcome.end, RunEnd::TimedOut);
+    assert!(outcome.tree.members().is_empty(), "members left");
+    assert!(!leaf.exists(), "the leaf was kept");
     sup.close().await;
-}
-
-// O35 on hybrid hosts: without `pids` in the v2 tree, a v1 `pids` leaf limits each spawn;
-// EXECKIT_PIDS_MAX=20 stops a bounded burst of 60 forks at 20 members, and the timeout kills
-// the tree and removes the leaf.
-#[test]
-fn pids_max_env_limits_a_bounded_burst() {
-    let test = "pids_max_env_limits_a_bounded_burst";
-    let out = std::process::Command::new(SELF_EXE)
-        .args(["--exact", "process::helper_pids_burst", "--nocapture", "--test-threads=1"])
-        .env("EXECKIT_PROCESS_HELPER", "pids")
-        .env("EXECKIT_PIDS_MAX", "20")
-        .output()
-        .expect("helper runs");
-    // Where libtest puts a `--nocapture` print depends on how it was started: read both.
-    let text =
-        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    let line = text.lines().find_map(|l| l.split_once("HELPER ")).map(|(_, rest)| rest);
-    let line = line.unwrap_or_else(|| panic!("the helper did not report: {text}"));
-    if line == "none" {
-        println!("SKIPPED {test}: no v1 pids hierarchy (the child is in no execkit pids leaf)");
-        return;
-    }
-    let fields: Vec<&str> = line.split(' ').collect();
-    assert_eq!(fields[0], "20", "pids.max: {line}");
-    let most: usize = fields[1].parse().expect("count");
-    assert!((10..=20).contains(&most), "at most {most} members: {line}");
-    assert_eq!(fields[2], "true", "no fork failure: {line}");
-    assert_eq!(fields[3], "TimedOut", "{line}");
-    assert_eq!(fields[4], "0", "members left: {line}");
-    assert_eq!(fields[5], "false", "the leaf was kept: {line}");
 }

@@ -16,17 +16,7 @@ pub(crate) struct CgroupRoot {
 }
 
 /// A fork bomb stops here instead of exhausting the machine's pid space (spec O35).
-const PIDS_MAX: u64 = 4096;
-
-/// `EXECKIT_PIDS_MAX` overrides [`PIDS_MAX`] (tests use a small limit); anything but a
-/// positive integer is ignored.
-pub(crate) fn pids_max_from_env() -> u64 {
-    std::env::var("EXECKIT_PIDS_MAX")
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .filter(|max| *max > 0)
-        .unwrap_or(PIDS_MAX)
-}
+pub(crate) const PIDS_MAX: u64 = 4096;
 
 /// Finds a writable cgroup v2 tree for this process, or says why there is none.
 pub(crate) fn detect(pids_max: u64) -> Result<CgroupRoot, String> {

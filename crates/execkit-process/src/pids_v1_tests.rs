@@ -42,9 +42,12 @@ fn bash(script: &str) -> SpawnSpec {
 
 /// A cgroup-mode Supervisor with v1 `pids` leaves, or `None` after printing the skip.
 fn supervisor(test: &str, pids_max: u64) -> Option<Supervisor> {
-    let config =
-        SupervisorConfig { kill_grace: Duration::from_millis(500), ..SupervisorConfig::default() };
-    let sup = Supervisor::start_with(config, pids_max).unwrap();
+    let config = SupervisorConfig {
+        kill_grace: Duration::from_millis(500),
+        pids_max,
+        ..SupervisorConfig::default()
+    };
+    let sup = Supervisor::start(config).unwrap();
     if let Err(reason) = &sup.pids_v1() {
         println!("SKIPPED {test}: no v1 pids hierarchy ({reason})");
         return None;
@@ -154,7 +157,7 @@ async fn default_start_gives_each_spawn_a_v1_leaf() {
     let child = sup.spawn(bash("cat /proc/$$/cgroup")).await.unwrap();
     let leaf = child.tree().pids_leaf().expect("a v1 pids leaf").to_path_buf();
     let max = fs::read_to_string(leaf.join("pids.max")).unwrap();
-    assert_eq!(max.trim(), crate::cgroup::pids_max_from_env().to_string());
+    assert_eq!(max.trim(), crate::cgroup::PIDS_MAX.to_string());
     let mut out = Collect(Vec::new());
     let outcome = run::run(child, &mut out, limits(None)).await;
     assert!(outcome.status.is_some_and(|s| s.success()), "{outcome:?}");

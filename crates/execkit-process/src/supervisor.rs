@@ -43,6 +43,9 @@ pub struct SupervisorConfig {
     pub memory_max: Option<u64>,
     /// `EXECKIT_NO_PTY=1`: PTY spawns fail with [`crate::PtyUnavailable`] and tools fall back.
     pub no_pty: bool,
+    /// `EXECKIT_PIDS_MAX`: `pids.max` of each leaf (v2 `pids` controller, else the v1 `pids`
+    /// hierarchy of a hybrid host), so a fork bomb stops there.
+    pub pids_max: u64,
 }
 
 impl Default for SupervisorConfig {
@@ -55,6 +58,7 @@ impl Default for SupervisorConfig {
             use_cgroup: true,
             memory_max: None,
             no_pty: false,
+            pids_max: crate::cgroup::PIDS_MAX,
         }
     }
 }
@@ -101,11 +105,7 @@ impl Supervisor {
     /// Starts the spawner thread, detects containment, creates the run directory and sweeps
     /// stale ones left by dead execkit processes (O41).
     pub fn start(config: SupervisorConfig) -> std::io::Result<Supervisor> {
-        Supervisor::start_with(config, cgroup::pids_max_from_env())
-    }
-
-    /// [`Supervisor::start`] with `pids_max` for each leaf's `pids.max` (v2 or v1).
-    pub(crate) fn start_with(config: SupervisorConfig, pids_max: u64) -> io::Result<Supervisor> {
+        let pids_max = config.pids_max.max(1);
         if config.subreaper {
             // SAFETY: prctl with integer arguments only.
             if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } != 0 {

@@ -10,7 +10,7 @@ use execkit_bash::{BashConfig, BashContext, BashDeps, BashExtras, BashRunner};
 use execkit_eval::{EvalConfig, EvalRunner, ToolCallback};
 use execkit_jobs::{JobConfig, JobTable};
 use execkit_output::artifact::{ArtifactStore, StoreLimits};
-use execkit_output::clamp::Limits;
+use execkit_output::clamp::{Knob, Limits};
 use execkit_process::env::ScrubRules;
 use execkit_process::{Supervisor, SupervisorConfig};
 use execkit_protocol::bash::BashParams;
@@ -21,6 +21,9 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::tools::{Tool, ToolSpec};
+
+/// Processes one command may have (spec O35's `pids.max`).
+const PIDS_MAX: Knob = Knob { name: "EXECKIT_PIDS_MAX", default: 4096, min: 16, max: 4_194_304 };
 
 /// How often artifact retention runs while the Toolkit lives (O28).
 const GC_INTERVAL: Duration = Duration::from_secs(3600);
@@ -88,6 +91,7 @@ impl ToolkitBuilder {
             use_cgroup: lookup("EXECKIT_NO_CGROUP").as_deref() != Some("1"),
             memory_max: memory_max(&lookup)?,
             no_pty: lookup("EXECKIT_NO_PTY").as_deref() == Some("1"),
+            pids_max: PIDS_MAX.read(&lookup, &mut notes).map_err(|e| e.to_string())?,
         })
         .map_err(|e| format!("failed to start the process supervisor: {e}"))?;
         let store_limits = StoreLimits {
