@@ -267,7 +267,9 @@ async fn adopted_processes_keep_the_calls_deadline() {
     let kit = Kit::new();
     let out =
         kit.bash(json!({"command": "(setsid sleep 1000.7373 &); echo hi", "timeout": 2})).await;
-    assert!(out.text().starts_with("hi\n[1 process is still running"), "{}", out.text());
+    // The subshell that forked the sleep may still be on its way out: 1 or 2 processes.
+    assert!(out.text().starts_with("hi\n["), "{}", out.text());
+    assert!(out.text().contains("still running after the command exited"), "{}", out.text());
     assert_eq!(out.field("lingering")["job_id"], json!("bg_1"));
     let poll = kit.call("job", json!({"poll": ["bg_1"]})).await;
     let text = poll.text();
