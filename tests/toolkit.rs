@@ -69,3 +69,15 @@ async fn doctor_reports_every_part() {
     let bash = doctor.sections.iter().find(|s| s.title == "bash").unwrap();
     assert!(bash.lines.iter().any(|l| l.starts_with("pty: ")), "{:?}", bash.lines);
 }
+
+#[tokio::test]
+async fn a_knob_that_is_not_a_number_stops_the_toolkit() {
+    let dir = tempfile::tempdir().unwrap();
+    let built = execkit::Toolkit::builder()
+        .cwd(dir.path())
+        .var("EXECKIT_ARTIFACT_DIR", dir.path().join("a").to_string_lossy())
+        .var("EXECKIT_BASH_INPUT_WAIT_MS", "soon")
+        .build();
+    let err = built.err().expect("a bad knob fails construction");
+    assert!(err.contains("EXECKIT_BASH_INPUT_WAIT_MS"), "{err}");
+}

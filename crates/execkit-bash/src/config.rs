@@ -3,7 +3,16 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use execkit_output::clamp::{Knob, KnobError};
+
 use crate::rules::Rules;
+
+/// J17: seconds before a foreground call moves to the background; 0 is off (the default).
+const AUTO_BACKGROUND_S: Knob =
+    Knob { name: "EXECKIT_BASH_AUTO_BACKGROUND", default: 0, min: 0, max: 3600 };
+/// B25: silence on a PTY before input-wait sampling starts; 0 turns detection off.
+const INPUT_WAIT_MS: Knob =
+    Knob { name: "EXECKIT_BASH_INPUT_WAIT_MS", default: 1000, min: 0, max: 60_000 };
 
 /// `EXECKIT_BASH_SNAPSHOT` (B17).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,7 +70,7 @@ impl BashConfig {
         base_cwd: PathBuf,
         lookup: &dyn Fn(&str) -> Option<String>,
         home: Option<&Path>,
-    ) -> BashConfig {
+    ) -> Result<BashConfig, KnobError> {
         let mut notes = Vec::new();
         let bash = match lookup("EXECKIT_BASH").filter(|s| !s.is_empty()) {
             Some(path) => Some(PathBuf::from(path)),
@@ -89,40 +98,12 @@ impl BashConfig {
                 LingeringPolicy::Adopt
             }
         };
-        let auto_background = match lookup("EXECKIT_BASH_AUTO_BACKGROUND").as_deref() {
-            None | Some("") | Some("0") => None,
-            Some(text) => match text.trim().parse::<u64>() {
-                Ok(secs) => {
-                    let clamped = secs.clamp(1, 3600);
-                    if clamped != secs {
-                        notes.push(format!(
-                            "EXECKIT_BASH_AUTO_BACKGROUND={secs} is outside 0-3600; using {clamped}"
-                        ));
-                    }
-                    Some(Duration::from_secs(clamped))
-                }
-                Err(_) => {
-                    notes.push(format!(
-                        "EXECKIT_BASH_AUTO_BACKGROUND={text:?} is not a whole number of seconds; \
-                         auto-background is off"
-                    ));
-                    None
-                }
-            },
-        };
-        let input_wait = match lookup("EXECKIT_BASH_INPUT_WAIT_MS").as_deref().map(str::trim) {
-            None | Some("") => Some(Duration::from_millis(1000)),
-            Some(text) => match text.parse::<u64>() {
-                Ok(0) => None,
-                Ok(ms) => Some(Duration::from_millis(ms.min(60_000))),
-                Err(_) => {
-                    notes.push(format!(
-                        "EXECKIT_BASH_INPUT_WAIT_MS={text:?} is not a whole number; using 1000"
-                    ));
-                    Some(Duration::from_millis(1000))
-                }
-            },
-        };
+        let auto_background = Some(AUTO_BACKGROUND_S.read(lookup, &mut notes)?)
+            .filter(|secs| *secs > 0)
+            .map(Duration::from_secs);
+        let input_wait = Some(INPUT_WAIT_MS.read(lookup, &mut notes)?)
+            .filter(|ms| *ms > 0)
+            .map(Duration::from_millis);
         let project_rules = base_cwd.join(".execkit/bash-rules.json");
         let user_rules = home.map(|h| h.join(".execkit/bash-rules.json"));
         let mut files: Vec<&Path> = vec![project_rules.as_path()];
@@ -130,7 +111,7 @@ impl BashConfig {
             files.push(user.as_path());
         }
         let rules = Rules::load(lookup("EXECKIT_BASH_RULES").as_deref().unwrap_or(""), &files);
-        BashConfig {
+        Ok(BashConfig {
             base_cwd,
             bash,
             snapshot,
@@ -142,7 +123,7 @@ impl BashConfig {
             no_pty: lookup("EXECKIT_NO_PTY").as_deref() == Some("1"),
             rules,
             notes,
-        }
+        })
     }
 
     /// Lines for `execkit doctor`.

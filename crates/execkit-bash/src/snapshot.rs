@@ -117,13 +117,7 @@ pub(crate) async fn capture(
         Ok(child) => child,
         Err(err) => return fallback(format!("{err}")),
     };
-    let limits = RunLimits {
-        deadline: Some(started + SNAPSHOT_BUDGET),
-        cancel: CancellationToken::new(),
-        kill_grace: Duration::from_millis(200),
-        drain_idle: Duration::from_millis(250),
-        drain_max: Duration::from_millis(500),
-    };
+    let limits = budget_limits(started, Duration::from_millis(250), Duration::from_millis(500));
     let mut capture = Capture(Vec::new());
     let outcome = run(child, &mut capture, limits).await;
     if !outcome.lingering.is_empty() {
@@ -235,13 +229,7 @@ async fn time_bash(
     };
     let started = Instant::now();
     let child = supervisor.spawn(spec).await.ok()?;
-    let limits = RunLimits {
-        deadline: Some(started + SNAPSHOT_BUDGET),
-        cancel: CancellationToken::new(),
-        kill_grace: Duration::from_millis(200),
-        drain_idle: Duration::from_millis(50),
-        drain_max: Duration::from_millis(200),
-    };
+    let limits = budget_limits(started, Duration::from_millis(50), Duration::from_millis(200));
     let outcome = run(child, &mut Capture(Vec::new()), limits).await;
     (outcome.end == RunEnd::Exited && outcome.status.is_some_and(|s| s.code == Some(0)))
         .then(|| started.elapsed())
@@ -264,6 +252,17 @@ fn keep(
         return false;
     }
     !is_credential(name, value, rules)
+}
+
+/// A run that must end within the snapshot budget from `started`.
+fn budget_limits(started: Instant, drain_idle: Duration, drain_max: Duration) -> RunLimits {
+    RunLimits {
+        deadline: Some(started + SNAPSHOT_BUDGET),
+        cancel: CancellationToken::new(),
+        kill_grace: Duration::from_millis(200),
+        drain_idle,
+        drain_max,
+    }
 }
 
 fn fallback(reason: String) -> Snapshot {

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use execkit_output::clamp::Knob;
 use execkit_protocol::eval::Language;
 
 /// Which backends `EXECKIT_EVAL_BACKENDS` enables (E25).
@@ -103,20 +104,14 @@ impl EvalConfig {
     /// Reads every knob through `lookup` (normally `std::env::var`).
     pub fn from_lookup(cwd: PathBuf, lookup: &dyn Fn(&str) -> Option<String>) -> EvalConfig {
         let mut notes = Vec::new();
-        let mut num = |name: &str, default: u64, min: u64, max: u64| -> u64 {
-            match lookup(name).map(|v| v.trim().parse::<u64>()) {
-                None => default,
-                Some(Ok(v)) if (min..=max).contains(&v) => v,
-                Some(Ok(v)) => {
-                    let used = v.clamp(min, max);
-                    notes.push(format!("{name}={v} is outside {min}..{max}; using {used}"));
-                    used
-                }
-                Some(Err(_)) => {
-                    notes.push(format!("{name} is not a whole number; using {default}"));
-                    default
-                }
-            }
+        // The shared knob reader; a value that is not a number keeps the default with a
+        // doctor note, so a typo in an eval knob never stops bash from working.
+        let mut num = |name: &'static str, default: u64, min: u64, max: u64| -> u64 {
+            let knob = Knob { name, default, min, max };
+            knob.read(lookup, &mut notes).unwrap_or_else(|err| {
+                notes.push(format!("{err}; using {default}"));
+                default
+            })
         };
         let max_kernels = num("EXECKIT_EVAL_MAX_KERNELS", 4, 1, 16) as usize;
         let idle = num("EXECKIT_EVAL_IDLE_TIMEOUT", 300, 0, 86_400);

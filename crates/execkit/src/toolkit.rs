@@ -83,6 +83,18 @@ impl ToolkitBuilder {
         if !cwd.is_dir() {
             return Err(format!("Working directory is not a directory: {}", cwd.display()));
         }
+        // Every knob is read before anything starts, so a bad value leaves nothing behind.
+        let home = own_env.get("HOME").map(PathBuf::from);
+        let jobs = JobTable::new(
+            JobConfig::from_lookup(
+                &lookup,
+                &mut notes,
+                Duration::from_millis(limits.kill_grace_ms),
+            )
+            .map_err(|e| e.to_string())?,
+        );
+        let bash_config = BashConfig::from_lookup(cwd.clone(), &lookup, home.as_deref())
+            .map_err(|e| e.to_string())?;
         let supervisor = Supervisor::start(SupervisorConfig {
             kill_grace: Duration::from_millis(limits.kill_grace_ms),
             drain_idle: Duration::from_millis(limits.drain_idle_ms),
@@ -108,16 +120,6 @@ impl ToolkitBuilder {
         if let Ok(store) = &artifacts {
             tokio::spawn(collect_garbage(store.clone(), shutdown.clone()));
         }
-        let home = own_env.get("HOME").map(PathBuf::from);
-        let jobs = JobTable::new(
-            JobConfig::from_lookup(
-                &lookup,
-                &mut notes,
-                Duration::from_millis(limits.kill_grace_ms),
-            )
-            .map_err(|e| e.to_string())?,
-        );
-        let bash_config = BashConfig::from_lookup(cwd.clone(), &lookup, home.as_deref());
         let bash = BashRunner::new(
             bash_config,
             BashDeps {
