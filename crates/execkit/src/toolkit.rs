@@ -213,8 +213,8 @@ fn watchdog_line(supervisor: &Supervisor) -> String {
         (Err(why), _) => format!("watchdog: off ({why})"),
         (Ok(pid), execkit_process::Containment::Cgroup { .. }) => format!("watchdog: pid {pid}"),
         (Ok(pid), execkit_process::Containment::ProcessGroup { .. }) => format!(
-            "watchdog: pid {pid}; without cgroups a `setsid` escapee is outside every process \
-             group it knows, and only the next start's sweep finds it"
+            "watchdog: pid {pid}; without cgroups a `setsid` escapee is in no process group it \
+             knows and can outlive a SIGKILL of execkit"
         ),
     }
 }
