@@ -28,6 +28,15 @@ struct State {
 
 static STATE: Mutex<State> = Mutex::new(State { users: 0, dir: None, note: None });
 
+/// Where the run directories of other processes are: the shared parent, or the fallbacks'.
+fn sweep_beside(dir: &Path, fallback: bool) {
+    match dir.parent() {
+        Some(parent) if fallback => sweep_fallbacks(parent),
+        Some(parent) => sweep(parent),
+        None => {}
+    }
+}
+
 fn uid() -> u32 {
     // SAFETY: getuid cannot fail.
     unsafe { libc::getuid() }
@@ -97,10 +106,7 @@ fn create(base: &Path, parent: &Path) -> io::Result<(PathBuf, Option<String>)> {
         make_private_dir(&dir).map(|()| dir)
     });
     match shared {
-        Ok(dir) => {
-            sweep(base);
-            Ok((dir, None))
-        }
+        Ok(dir) => Ok((dir, None)),
         Err(err) => {
             let dir = make_temp_dir(parent).map_err(|e| {
                 io::Error::new(
@@ -108,7 +114,6 @@ fn create(base: &Path, parent: &Path) -> io::Result<(PathBuf, Option<String>)> {
                     format!("cannot create a run directory in {}: {e} ({err})", parent.display()),
                 )
             })?;
-            sweep_fallbacks(parent);
             Ok((dir, Some(format!("{err}; using a private directory instead"))))
         }
     }
@@ -126,6 +131,8 @@ pub(crate) fn acquire() -> io::Result<PathBuf> {
             dir
         }
     };
+    // Every start sweeps, so a process that outlives many dead ones still removes theirs.
+    sweep_beside(&dir, state.note.is_some());
     state.users += 1;
     Ok(dir)
 }
