@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod bash;
+mod binary;
 mod cli;
 mod eval;
 mod job;

@@ -314,17 +314,27 @@ static PRELUDES: AtomicU64 = AtomicU64::new(0);
 /// B16: the `full` snapshot's replay, then an EXIT trap that records the final `$PWD` in
 /// `bash-cwd-<pid>` when it differs from the start; `unset BASH_ENV` keeps nested bash scripts
 /// from running the prelude again.
+///
+/// A caller's `SHELLOPTS=xtrace` turns tracing on before the prelude runs, and the prelude
+/// must not trace itself: its first line turns `xtrace` and `verbose` off, the trace of that one
+/// command going to /dev/null; its last line turns back on what was on, for the user's command;
+/// the EXIT trap turns them off again the same way before it runs.
 fn prelude_text(run_dir: &Path, replay: Option<&Path>) -> String {
     let dir = crate::normalize::shell_quote(&run_dir.to_string_lossy());
-    let mut text = String::new();
+    let mut text = String::from("{ __execkit_flags=$-; builtin set +xv; } 2>/dev/null\n");
     if let Some(replay) = replay {
         text.push_str(&format!(". {}\n", crate::normalize::shell_quote(&replay.to_string_lossy())));
     }
     text.push_str("__execkit_start_pwd=$PWD\n");
     text.push_str(&format!(
-        "trap '[ \"$PWD\" = \"$__execkit_start_pwd\" ] || builtin printf \"%s\" \"$PWD\" > \
-         {dir}/bash-cwd-$$ 2>/dev/null' EXIT\nunset BASH_ENV\n"
+        "builtin trap '{{ builtin set +xv; }} 2>/dev/null; \
+         [ \"$PWD\" = \"$__execkit_start_pwd\" ] || builtin printf \"%s\" \"$PWD\" > \
+         {dir}/bash-cwd-$$ 2>/dev/null' EXIT\nbuiltin unset BASH_ENV\n"
     ));
+    text.push_str(
+        "{ case $__execkit_flags in *x*) builtin set -x;; esac; case $__execkit_flags in \
+         *v*) builtin set -v;; esac; builtin unset __execkit_flags; } 2>/dev/null\n",
+    );
     text
 }
 

@@ -69,6 +69,10 @@ enum Command {
 }
 
 fn main() {
+    // Before any thread exists: children must not read credentials back from our environment.
+    if let Err(err) = execkit::Toolkit::protect_process_environment() {
+        eprintln!("execkit: warning: {err}");
+    }
     let cli = Cli::parse();
     std::process::exit(run::main(cli));
 }

@@ -1,16 +1,21 @@
 //! Environment building (spec-output O44–O48): layers, hardening, credential scrub.
 
 use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use execkit_protocol::ArgError;
 use indexmap::IndexMap;
 
+pub use crate::saved_env::{SavedEnvironment, WITHHELD, inherited_vars, protect_own_environment};
 use crate::scrub;
 
 /// Shell-state variables that would change how a spawned shell behaves (O44 layer 2).
 const SHELL_STATE: &[&str] =
     &["BASH_ENV", "ENV", "PROMPT_COMMAND", "CDPATH", "SHELLOPTS", "BASHOPTS", "GLOBIGNORE"];
+/// Exported bash functions (`BASH_FUNC_ls%%=() { …; }`): every bash would define them at start,
+/// so an inherited one could replace `ls` or `cd` in every call.
+const EXPORTED_FUNCTION_PREFIX: &str = "BASH_FUNC_";
 /// Variables that force colour on output the model reads.
 const COLOUR_FORCERS: &[&str] = &["FORCE_COLOR", "CLICOLOR_FORCE", "COLORTERM"];
 
@@ -88,21 +93,40 @@ pub struct EnvBuilder {
 }
 
 impl EnvBuilder {
-    /// Layer 1: the inherited environment of this process.
+    /// Layer 1: the inherited environment of this process (its saved copy, when the binary
+    /// saved one).
     pub fn inherited() -> EnvBuilder {
-        EnvBuilder::from_vars(std::env::vars_os())
+        EnvBuilder::from_vars(inherited_vars())
     }
 
-    /// Layer 1 from explicit variables (eval kernels' allowlist, tests).
+    /// Layer 1 from explicit variables (eval kernels' allowlist, tests). A variable whose value
+    /// was withheld from the saved environment ([`WITHHELD`]) is left out and counted as
+    /// scrubbed: its secret was not kept, so nothing can pass it on.
     pub fn from_vars(vars: impl IntoIterator<Item = (OsString, OsString)>) -> EnvBuilder {
-        EnvBuilder { vars: vars.into_iter().collect(), scrubbed: Vec::new() }
+        let mut scrubbed = Vec::new();
+        let vars = vars
+            .into_iter()
+            .filter(|(name, value)| {
+                let withheld = value == WITHHELD;
+                if withheld {
+                    scrubbed.push(name.to_string_lossy().into_owned());
+                }
+                !withheld
+            })
+            .collect();
+        scrubbed.sort();
+        scrubbed.dedup();
+        EnvBuilder { vars, scrubbed }
     }
 
-    /// Layer 2 without the scrub: shell-state variables and colour forcers.
+    /// Layer 2 without the scrub: shell-state variables, exported bash functions and colour
+    /// forcers.
     pub fn remove_shell_state(&mut self) {
         for name in SHELL_STATE.iter().chain(COLOUR_FORCERS) {
             self.remove(name);
         }
+        self.vars
+            .retain(|name, _| !name.as_bytes().starts_with(EXPORTED_FUNCTION_PREFIX.as_bytes()));
     }
 
     /// Layer 2's scrub: removes credential-like variables, remembering their names.
@@ -168,7 +192,7 @@ impl EnvBuilder {
 
 /// True when the scrub would remove `name=value` under `rules` (O47).
 pub fn is_credential(name: &str, value: &str, rules: &ScrubRules) -> bool {
-    if scrub::ALWAYS_REMOVED.contains(&name) {
+    if value == WITHHELD || scrub::ALWAYS_REMOVED.contains(&name) {
         return true;
     }
     if scrub::kept(name, &rules.keep) {

@@ -191,3 +191,24 @@ fn into_vars_keeps_order() {
     let names: Vec<_> = env.into_vars().into_iter().map(|(k, v)| format!("{k:?}={v:?}")).collect();
     assert_eq!(names, vec![r#""B"="4""#, r#""A"="2""#, r#""C"="3""#]);
 }
+
+#[test]
+fn exported_bash_functions_removed() {
+    let mut env = EnvBuilder::from_vars(vars(&[
+        ("BASH_FUNC_ls%%", "() { echo HIJACKED; }"),
+        ("BASH_FUNC_cd()", "() { :; }"),
+        ("BASH_VERSION_NOTE", "kept"),
+    ]));
+    env.remove_shell_state();
+    assert_eq!(get(&env, "BASH_FUNC_ls%%"), None);
+    assert_eq!(get(&env, "BASH_FUNC_cd()"), None);
+    assert_eq!(get(&env, "BASH_VERSION_NOTE").as_deref(), Some("kept"));
+}
+
+#[test]
+fn withheld_values_never_reach_a_child_and_are_listed() {
+    let env = EnvBuilder::from_vars(vars(&[("GITHUB_TOKEN", WITHHELD), ("HOME", "/h")]));
+    assert_eq!(get(&env, "GITHUB_TOKEN"), None);
+    assert_eq!(env.scrubbed(), ["GITHUB_TOKEN"]);
+    assert!(is_credential("ANYTHING", WITHHELD, &ScrubRules::default()));
+}

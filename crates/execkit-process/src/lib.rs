@@ -20,17 +20,20 @@
 mod cgroup;
 mod child;
 pub mod env;
+mod environ_block;
 mod pids_v1;
 mod procfs;
 mod pty;
 pub mod run;
 mod rundir;
+mod saved_env;
 mod scrub;
 mod spawn;
 mod spawner;
 mod supervisor;
 mod tree;
 mod vfork;
+mod watchdog;
 
 pub use pty::{PtyHandle, PtySize, PtyUnavailable, TermMode};
 pub use spawn::{

@@ -4,9 +4,12 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-/// Name fragments that mark a credential, matched case-insensitively.
+/// Name fragments that mark a credential, matched case-insensitively. `PASS` covers
+/// `PASSWORD`, `PASSWD`, `PASSPHRASE` and abbreviations such as `SMTP_PASS`.
 const NAME_FRAGMENTS: &[&str] =
-    &["KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL"];
+    &["KEY", "SECRET", "TOKEN", "PASS", "CREDENTIAL", "PRIVATE", "AUTHORIZATION"];
+/// Name endings that mark a credential: `GITLAB_PAT`, `ADMIN_PW`, `DB_PWD`, `NPM_AUTH`.
+const NAME_SUFFIXES: &[&str] = &["_PAT", "_PW", "_PWD", "_AUTH"];
 
 /// Removed whatever the patterns and the keep list say.
 pub(crate) const ALWAYS_REMOVED: &[&str] = &[
@@ -49,9 +52,16 @@ pub(crate) const KEPT: &[&str] = &[
 ];
 
 const VALUE_PATTERNS: &[&str] = &[
-    // A URL with user:password@.
-    r"[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@]+:[^/\s@]+@",
+    // A URL with a password in its userinfo: `user:password@`, or `:password@` (Redis).
+    r"[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@]*:[^/\s@]+@",
     r"-----BEGIN[^\n]*PRIVATE KEY-----",
+    // A JSON Web Token: base64url header and payload, both JSON objects (`eyJ` is `{"`).
+    r"eyJ[A-Za-z0-9_\-]+\.eyJ[A-Za-z0-9_\-]+\.",
+    // An HTTP Authorization header value.
+    r"^(?:Bearer|Basic) \S",
+    // Webhook URLs carry their secret in the path.
+    r"https://hooks\.slack\.com/services/",
+    r"https://(?:discord|discordapp)\.com/api/webhooks/",
     r"^(?:sk-|sk-ant-|ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|xoxa-|xoxb-|xoxp-|hf_)[A-Za-z0-9_\-]{20,}",
     r"(?:^|[^A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?:$|[^A-Z0-9])",
     r"AIza.{35}",
@@ -95,7 +105,7 @@ pub(crate) fn split_list(value: &str) -> Vec<String> {
 pub(crate) fn name_matches(name: &str, extra: &[String]) -> bool {
     let upper = name.to_ascii_uppercase();
     NAME_FRAGMENTS.iter().any(|f| upper.contains(f))
-        || upper.ends_with("_PAT")
+        || NAME_SUFFIXES.iter().any(|s| upper.ends_with(s))
         || extra.iter().any(|pattern| {
             let pattern = pattern.to_ascii_uppercase();
             if pattern.contains(['*', '?']) {
@@ -121,6 +131,42 @@ mod tests {
     #[test]
     fn every_value_pattern_compiles() {
         assert_eq!(VALUE_REGEXES.len(), VALUE_PATTERNS.len());
+    }
+
+    fn removed(name: &str, value: &str) -> bool {
+        name_matches(name, &[]) || value_matches(value)
+    }
+
+    #[test]
+    fn names_the_fragments_missed_before() {
+        for name in ["ADMIN_PW", "SMTP_PASS", "MY_DB_PASS", "DB_PWD", "NPM_AUTH", "SSH_PRIVATE"] {
+            assert!(removed(name, "plain"), "{name}");
+        }
+        assert!(removed("Authorization", "x"));
+        for name in ["PWD", "OLDPWD", "PATH", "HOME", "AUTHOR", "LANG"] {
+            assert!(!removed(name, "plain"), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_url_with_a_password_only_is_a_secret() {
+        assert!(value_matches("redis://:pw@host:6379"));
+        assert!(value_matches("postgres://user:hunter2@db/app"));
+        assert!(!value_matches("redis://host:6379"));
+        assert!(!value_matches("https://user@example.com/x"));
+    }
+
+    #[test]
+    fn tokens_in_values() {
+        let jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2lnbmF0dXJl";
+        assert!(value_matches(jwt));
+        assert!(value_matches("Bearer abc.def"));
+        assert!(value_matches("Basic dXNlcjpwdw=="));
+        assert!(value_matches("https://hooks.slack.com/services/T000/B000/XXXX"));
+        assert!(value_matches("https://discord.com/api/webhooks/1/abc"));
+        assert!(!value_matches("Bearerish"));
+        assert!(!value_matches("eyJ alone"));
+        assert!(!value_matches("https://slack.com/"));
     }
 
     #[test]

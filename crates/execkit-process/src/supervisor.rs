@@ -19,7 +19,7 @@ use crate::pty::{PtyHandle, PtyUnavailable};
 use crate::spawn::{Child, OutputPipe, SpawnError, SpawnSpec, StdinPipe};
 use crate::spawner::{self, Request, SpawnedOutput};
 use crate::tree::{Leaves, ProcessTree, Shared, lock};
-use crate::{rundir, spawner::Spawned};
+use crate::{rundir, spawner::Spawned, watchdog};
 
 /// Leaf numbers are unique per process, since every Supervisor of it shares `execkit-<pid>`.
 static NEXT_LEAF: AtomicU64 = AtomicU64::new(1);
@@ -90,6 +90,8 @@ struct Inner {
     /// The v1 `pids` leaves' parent, or why spawns get none.
     pids_v1: Result<PidsRoot, String>,
     run_dir: PathBuf,
+    /// The watchdog's pid, or why there is none.
+    watchdog: Result<u32, String>,
     shared: Arc<Shared>,
     requests: Mutex<Option<mpsc::Sender<Request>>>,
     closed: AtomicBool,
@@ -112,10 +114,13 @@ impl Supervisor {
                 return Err(io::Error::last_os_error());
             }
         }
+        // Before any other child, so that nothing this process starts outlives it unnoticed.
+        let watchdog = watchdog::ensure();
         let (cgroup, containment) = if config.use_cgroup {
             match cgroup::detect(pids_max) {
                 Ok(root) => {
                     cgroup::sweep_stale(&root.dir);
+                    watchdog::register_cgroup(&root.dir);
                     let containment = Containment::Cgroup { root: root.dir.clone() };
                     (Some(root), containment)
                 }
@@ -147,6 +152,7 @@ impl Supervisor {
                 cgroup,
                 pids_v1,
                 run_dir,
+                watchdog,
                 shared,
                 requests: Mutex::new(Some(requests)),
                 closed: AtomicBool::new(false),
@@ -171,6 +177,17 @@ impl Supervisor {
     /// `$XDG_RUNTIME_DIR/execkit/<pid>` or `/tmp/execkit-<uid>/<pid>`, mode 0700 (O42).
     pub fn run_dir(&self) -> &Path {
         &self.inner.run_dir
+    }
+
+    /// Why the run directory is a private fallback rather than under the shared parent
+    /// (O41a), when it is.
+    pub fn run_dir_note(&self) -> Option<String> {
+        rundir::note()
+    }
+
+    /// The watchdog's pid, or why there is none (for doctor).
+    pub fn watchdog(&self) -> Result<u32, &str> {
+        self.inner.watchdog.as_ref().copied().map_err(String::as_str)
     }
 
     pub async fn spawn(&self, spec: SpawnSpec) -> Result<Child, SpawnError> {
@@ -204,6 +221,10 @@ impl Supervisor {
             }
         };
         let tree = ProcessTree::new(spawned.pid, leaves, &self.inner.shared);
+        if tree.cgroup().is_none() {
+            // Without a leaf, the child's process group is what the watchdog can kill.
+            watchdog::register_group(tree.leader_pid(), tree.leader_start());
+        }
         // Membership walks lock the registry, so finished trees are found outside the lock.
         let snapshot = lock(&self.inner.shared.trees).clone();
         let done: Vec<ProcessTree> =
@@ -211,6 +232,7 @@ impl Supervisor {
         for tree in &done {
             // Trees waited on without `run::run` leave their empty leaves to this sweep.
             tree.remove_leaf();
+            forget(tree);
         }
         {
             let mut trees = lock(&self.inner.shared.trees);
@@ -253,6 +275,7 @@ impl Supervisor {
         .await;
         for tree in &trees {
             tree.remove_leaf();
+            forget(tree);
         }
         self.inner.finish();
     }
@@ -282,6 +305,7 @@ impl Drop for Inner {
         }
         for tree in &trees {
             tree.remove_leaf();
+            forget(tree);
         }
         self.finish();
     }
@@ -310,6 +334,13 @@ fn open_procs_of(leaves: &Leaves) -> io::Result<[Option<OwnedFd>; 2]> {
     let v2 = leaves.v2.as_deref().map(open_procs).transpose()?;
     let pids_v1 = leaves.pids_v1.as_deref().map(open_procs).transpose()?;
     Ok([v2, pids_v1])
+}
+
+/// An ended tree without a leaf leaves the watchdog's list of process groups.
+fn forget(tree: &ProcessTree) {
+    if tree.cgroup().is_none() {
+        watchdog::unregister_group(tree.leader_pid(), tree.leader_start());
+    }
 }
 
 /// Removes the leaves of a spawn that did not happen.

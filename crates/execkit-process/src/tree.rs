@@ -153,6 +153,11 @@ impl ProcessTree {
         self.inner.leader
     }
 
+    /// The leader's start time (clock ticks since boot; 0 when it was gone at spawn).
+    pub(crate) fn leader_start(&self) -> u64 {
+        self.inner.leader_start
+    }
+
     /// The cgroup leaf, in cgroup mode.
     pub fn cgroup(&self) -> Option<&std::path::Path> {
         self.inner.leaf.as_deref()

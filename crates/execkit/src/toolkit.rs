@@ -67,7 +67,8 @@ impl ToolkitBuilder {
 
     /// Reads the `EXECKIT_*` knobs and starts the supervisor. Must run inside a tokio runtime.
     pub fn build(self) -> Result<Toolkit, String> {
-        let mut own_env: HashMap<String, String> = std::env::vars_os()
+        let mut own_env: HashMap<String, String> = execkit_process::env::inherited_vars()
+            .into_iter()
             .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
             .collect();
         own_env.extend(self.vars);
@@ -206,6 +207,18 @@ fn memory_max(lookup: &dyn Fn(&str) -> Option<String>) -> Result<Option<u64>, St
         .ok_or_else(|| format!("EXECKIT_MEMORY_MAX={raw:?} is not a size (e.g. 2G, 512M)"))
 }
 
+/// What kills this process's children's descendants if it dies by SIGKILL (O41).
+fn watchdog_line(supervisor: &Supervisor) -> String {
+    match (supervisor.watchdog(), supervisor.containment()) {
+        (Err(why), _) => format!("watchdog: off ({why})"),
+        (Ok(pid), execkit_process::Containment::Cgroup { .. }) => format!("watchdog: pid {pid}"),
+        (Ok(pid), execkit_process::Containment::ProcessGroup { .. }) => format!(
+            "watchdog: pid {pid}; without cgroups a `setsid` escapee is in no process group it \
+             knows and can outlive a SIGKILL of execkit"
+        ),
+    }
+}
+
 /// One section of `execkit doctor`.
 #[derive(Debug, Clone)]
 pub struct DoctorSection {
@@ -248,6 +261,15 @@ pub struct Toolkit {
 impl Toolkit {
     pub fn builder() -> ToolkitBuilder {
         ToolkitBuilder::default()
+    }
+
+    /// For the `execkit` binary only, first thing in `main` while it has one thread: saves the
+    /// environment for every Toolkit of the process, wipes the credentials the scrub removes
+    /// from the process's own environment block (which children can read through
+    /// `/proc/<pid>/environ`), and makes the process non-dumpable. Embedders must not call it:
+    /// it rewrites the host process's memory.
+    pub fn protect_process_environment() -> Result<(), String> {
+        execkit_process::env::protect_own_environment()
     }
 
     /// Runs one tool call. Never panics; invalid calls come back as `isError` results.
@@ -388,8 +410,14 @@ impl Toolkit {
             title: "processes".to_string(),
             lines: vec![
                 containment,
-                format!("run directory: {}", inner.supervisor.run_dir().display()),
+                match inner.supervisor.run_dir_note() {
+                    Some(why) => {
+                        format!("run directory: {} ({why})", inner.supervisor.run_dir().display())
+                    }
+                    None => format!("run directory: {}", inner.supervisor.run_dir().display()),
+                },
                 format!("kill grace: {} ms", inner.limits.kill_grace_ms),
+                watchdog_line(&inner.supervisor),
             ],
         });
         sections.push(DoctorSection {
