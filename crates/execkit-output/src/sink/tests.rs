@@ -71,8 +71,33 @@ fn ansi_sequences_and_controls_are_stripped() {
     let s = run(config(), input, 1000);
     assert_eq!(s.body, "red oklinkx\n");
     assert_eq!(s.totals.stripped_bytes + s.totals.total_bytes, input.len() as u64);
-    let c1 = "a\u{9b}b\n";
+    let c1 = "a\u{85}b\n";
     assert_eq!(run(config(), c1.as_bytes(), 1).body, "ab\n");
+}
+
+#[test]
+fn c1_string_controls_drop_their_payload() {
+    let input = b"x\xc2\x9d52;c;ZXZpbA==\xc2\x9cy \xc2\x9b31mred \xc2\x90dcs\x1b\\z\xc2\x9d0;t\x07!\n";
+    for chunk in [1, 3, 1000] {
+        let s = run(config(), input, chunk);
+        assert_eq!(s.body, "xy red z!\n", "chunk {chunk}");
+        assert_eq!(s.totals.stripped_bytes + s.totals.total_bytes, input.len() as u64);
+    }
+}
+
+#[test]
+fn a_lf_ends_an_unfinished_escape() {
+    let numbers: String = (1..=100).map(|i| format!("{i}\n")).collect();
+    let input = format!("START\x1b]0;{numbers}\x07END\n");
+    for chunk in [1, 7, 1 << 16] {
+        let s = run(config(), input.as_bytes(), chunk);
+        assert_eq!(s.body, format!("START]0;{numbers}END\n"), "chunk {chunk}");
+        assert_eq!(s.totals.total_lines, 101);
+    }
+    let s = run(config(), b"a\x1b[?1\n2\n3\n", 1);
+    assert_eq!(s.body, "a[?1\n2\n3\n");
+    let s = run(config(), "b\u{9d}title\nnext\n".as_bytes(), 1);
+    assert_eq!(s.body, "btitle\nnext\n");
 }
 
 #[test]
@@ -166,22 +191,48 @@ fn line_window_arguments() {
 }
 
 #[test]
-fn nul_in_probe_means_binary() {
-    let mut input = vec![b'a'; 100];
-    input.push(0);
+fn mostly_non_text_bytes_mean_binary() {
+    let mut input = vec![b'a'; 69];
+    input.extend([0u8; 31]);
     let s = run(config(), &input, 7);
     assert!(s.binary);
-    assert_eq!(s.body, "[binary output: 101 bytes, not shown; not saved (artifacts are off)]");
+    assert_eq!(s.body, "[binary output: 100 bytes, not shown; not saved (artifacts are off)]");
+    let random: Vec<u8> = (0u32..4096).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    assert!(run(config(), &random, 512).binary);
+    let utf16: Vec<u8> = "hello world\n".encode_utf16().flat_map(u16::to_le_bytes).collect();
+    assert!(run(config(), &utf16, 3).binary);
 }
 
 #[test]
-fn nul_after_the_probe_is_a_stripped_control() {
-    let mut input = vec![b'a'; 9000];
+fn a_stray_nul_or_latin1_stays_text() {
+    let s = run(config(), b"result: 42\n\0\ndone\n", 1);
+    assert!(!s.binary);
+    assert_eq!(s.body, "result: 42\n\u{2400}\ndone\n");
+    let mut page: Vec<u8> = (1..=100).flat_map(|i| format!("line {i}\n").into_bytes()).collect();
+    page.insert(50, 0);
+    let s = run(config(), &page, 64);
+    assert!(!s.binary);
+    assert_eq!(s.totals.total_lines, 100);
+    assert!(s.body.contains('\u{2400}'));
+    let s = run(config(), b"Gr\xfc\xdfe aus M\xfcnchen\n", 1);
+    assert_eq!(s.body, "Gr\u{FFFD}\u{FFFD}e aus M\u{FFFD}nchen\n");
+    assert_eq!(run(config(), b"a\xff\xfeb ok\n", 1000).body, "a\u{FFFD}\u{FFFD}b ok\n");
+    let print0 = b"./a\0./b c\0./d\0";
+    assert_eq!(run(config(), print0, 2).body, "./a\u{2400}./b c\u{2400}./d\u{2400}");
+}
+
+#[test]
+fn nul_after_the_probe_is_shown() {
+    let mut input = b"a".repeat(90);
+    input.push(b'\n');
+    let mut input = input.repeat(100);
+    input.push(b'a');
     input.push(0);
     input.push(b'\n');
     let s = run(config(), &input, 4096);
     assert!(!s.binary);
-    assert_eq!(s.totals.stripped_bytes, 1);
+    assert!(s.body.ends_with("a\u{2400}\n"));
+    assert_eq!(s.totals.stripped_bytes, 0);
 }
 
 #[test]
