@@ -90,6 +90,11 @@ pub fn cut_part(lines: u64, max: u64, bytes: u64) -> String {
     format!("{lines} long lines cut at {max} bytes ({bytes} bytes not shown)")
 }
 
+/// O13 footer part: text a carriage return overwrote is only in the artifact.
+pub fn overwritten_part(bytes: u64) -> String {
+    format!("{bytes} bytes overwritten by carriage returns")
+}
+
 /// O21 artifact part.
 pub fn full_output(uri: &str) -> String {
     format!("full output: {uri}")

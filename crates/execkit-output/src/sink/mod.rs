@@ -212,7 +212,7 @@ impl OutputSink {
     fn absorb(&mut self, clean: &[u8]) {
         self.window.push(clean);
         let decided = self.kind == Kind::Text;
-        self.spiller.text(clean, self.window.lossy, decided);
+        self.spiller.text(clean, self.window.needs_artifact(), decided);
     }
 
     fn binary(&mut self, bytes: &[u8]) {
@@ -240,7 +240,7 @@ impl OutputSink {
             self.kind = Kind::Text;
             self.probe = Vec::new();
             // Whatever the window already decided now applies to the artifact.
-            self.spiller.text(&[], self.window.lossy, true);
+            self.spiller.text(&[], self.window.needs_artifact(), true);
         }
     }
 
@@ -286,7 +286,7 @@ impl OutputSink {
         self.sanitizer.finish(&mut tail);
         self.absorb(&tail);
         self.window.finish();
-        self.spiller.text(&[], self.window.lossy, true);
+        self.spiller.text(&[], self.window.needs_artifact(), true);
         summary::text(self)
     }
 }

@@ -77,7 +77,8 @@ fn ansi_sequences_and_controls_are_stripped() {
 
 #[test]
 fn c1_string_controls_drop_their_payload() {
-    let input = b"x\xc2\x9d52;c;ZXZpbA==\xc2\x9cy \xc2\x9b31mred \xc2\x90dcs\x1b\\z\xc2\x9d0;t\x07!\n";
+    let input =
+        b"x\xc2\x9d52;c;ZXZpbA==\xc2\x9cy \xc2\x9b31mred \xc2\x90dcs\x1b\\z\xc2\x9d0;t\x07!\n";
     for chunk in [1, 3, 1000] {
         let s = run(config(), input, chunk);
         assert_eq!(s.body, "xy red z!\n", "chunk {chunk}");
@@ -197,7 +198,8 @@ fn mostly_non_text_bytes_mean_binary() {
     let s = run(config(), &input, 7);
     assert!(s.binary);
     assert_eq!(s.body, "[binary output: 100 bytes, not shown; not saved (artifacts are off)]");
-    let random: Vec<u8> = (0u32..4096).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    let random: Vec<u8> =
+        (0u32..4096).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
     assert!(run(config(), &random, 512).binary);
     let utf16: Vec<u8> = "hello world\n".encode_utf16().flat_map(u16::to_le_bytes).collect();
     assert!(run(config(), &utf16, 3).binary);
@@ -351,7 +353,7 @@ fn snapshot_shows_the_newest_lines_and_the_current_one() {
     assert!(snap.starts_with("62\n"), "{snap}");
     assert!(snap.ends_with("100\n60%"), "{snap}");
     sink.push(b"\r70");
-    assert!(sink.snapshot().ends_with("100\n70"));
+    assert!(sink.snapshot().ends_with("100\n70%"));
     assert_eq!(sink.total_lines(), 101);
 }
 
@@ -376,7 +378,7 @@ fn floods_of_short_lines_agree_across_chunk_sizes() {
             summaries.push(sink.finish());
         }
         assert_eq!(snaps[0], snaps[1]);
-        assert!(snaps[0].0.ends_with("39999%\nlast"), "{}", snaps[0].0);
+        assert!(snaps[0].0.ends_with("39999%frame\nlastial"), "{}", snaps[0].0);
         assert_eq!(summaries[0], summaries[1]);
         assert!(summaries[0].totals.balanced());
     }
@@ -456,7 +458,11 @@ fn ten_megabytes_of_cr_frames_collapse_to_the_last() {
     assert_eq!(s.body, format!("frame {:08}", i - 1));
     assert_eq!(s.totals.total_lines, 1);
     assert_eq!(s.totals.overwritten_bytes, input.len() as u64 - 14);
-    assert_eq!(s.footer, None);
+    let footer = format!(
+        "[{} bytes overwritten by carriage returns; full output not saved (artifacts are off)]",
+        input.len() - 14
+    );
+    assert_eq!(s.footer, Some(footer));
 }
 
 #[test]
@@ -487,4 +493,47 @@ fn sinks_and_stores_move_between_threads() {
     assert_send::<OutputSink>();
     assert_send::<ArtifactStore>();
     assert_eq!(StoreLimits::from_limits(&Limits::default()), StoreLimits::default());
+}
+
+#[test]
+fn a_carriage_return_overwrites_in_place_and_keeps_the_artifact() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(&dir);
+    for chunk in [1, 4, 1000] {
+        let mut sink = OutputSink::new(config(), spill(&store), None);
+        for part in b"keep me\rERASED\nabcdef\rXY\n".chunks(chunk) {
+            sink.push(part);
+        }
+        let s = sink.finish();
+        assert!(s.totals.balanced(), "{:?}", s.totals);
+        assert_eq!(s.body, "ERASEDe\nXYcdef\n");
+        assert_eq!(s.totals.overwritten_bytes, 10);
+        let id = s.artifact.clone().expect("an overwrite keeps the artifact");
+        assert_eq!(
+            s.footer.as_deref(),
+            Some(&*format!(
+                "[10 bytes overwritten by carriage returns; full output: {}]",
+                id.uri()
+            ))
+        );
+        let raw = std::fs::read(store.out_path(&id).unwrap()).unwrap();
+        assert_eq!(raw, b"keep me\rERASED\nabcdef\rXY\n");
+        let ReadOutput::Text(read) = store.read(&id, &Selection::Whole).unwrap() else {
+            panic!("text artifact")
+        };
+        assert_eq!(read, "ERASEDe\nXYcdef");
+        let grep = Selection::Grep { pattern: "e$".into(), context: 0, max: 10 };
+        let ReadOutput::Text(found) = store.read(&id, &grep).unwrap() else { panic!("text") };
+        assert!(found.starts_with("1:ERASEDe\n"), "{found}");
+    }
+}
+
+#[test]
+fn a_carriage_return_that_overwrites_nothing_keeps_no_artifact() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(&dir);
+    let mut sink = OutputSink::new(config(), spill(&store), None);
+    sink.push(b"\rstart\r\nend\r");
+    let s = sink.finish();
+    assert_eq!((s.body.as_str(), s.footer, s.artifact), ("start\nend", None, None));
 }
