@@ -44,3 +44,59 @@ async fn a_carriage_return_overwrites_like_a_terminal_and_keeps_the_stream() {
     );
     assert_eq!(kit.artifact_bytes(&uri), b"keep me\rERASED\n");
 }
+
+/// CRC-32 as PNG uses it, so the test builds headers independently of the code under test.
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &byte in bytes {
+        crc ^= u32::from(byte);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
+        }
+    }
+    !crc
+}
+
+/// A PNG with a valid IHDR for `width`×`height` (8-bit RGBA) and an IEND chunk.
+fn png(width: u32, height: u32) -> Vec<u8> {
+    let chunk = |kind: &[u8], data: &[u8]| {
+        let mut body = kind.to_vec();
+        body.extend(data);
+        let mut out = (data.len() as u32).to_be_bytes().to_vec();
+        out.extend(&body);
+        out.extend(crc32(&body).to_be_bytes());
+        out
+    };
+    let mut ihdr = width.to_be_bytes().to_vec();
+    ihdr.extend(height.to_be_bytes());
+    ihdr.extend([8, 6, 0, 0, 0]);
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    png.extend(chunk(b"IHDR", &ihdr));
+    png.extend(chunk(b"IEND", &[]));
+    png
+}
+
+#[tokio::test]
+async fn only_valid_images_of_a_size_providers_accept_are_returned_inline() {
+    let kit = Kit::new();
+    let cmd = "(printf '\\x89PNG\\r\\n\\x1a\\n'; head -c 100 /dev/urandom) | base64 -w0";
+    let out = kit.bash(json!({"command": cmd})).await;
+    assert_eq!(out.0.content.len(), 1, "a signature with garbage is not an image");
+    assert!(out.text().starts_with("iVBORw0KG"), "{}", out.text());
+
+    std::fs::write(kit.work().join("small.png"), png(640, 480)).unwrap();
+    let out = kit.bash(json!({"command": "base64 -w0 small.png"})).await;
+    assert_eq!(out.text(), "[image: image/png 640x480, 0.0 KiB]");
+    assert_eq!(out.0.content.len(), 2);
+
+    let big = png(10_000, 10_000);
+    std::fs::write(kit.work().join("big.png"), &big).unwrap();
+    let out = kit.bash(json!({"command": "base64 -w0 big.png"})).await;
+    assert_eq!(out.0.content.len(), 1, "no image block over 8000 px");
+    let text = out.text();
+    let uri = text
+        .strip_prefix("[image too large to show inline: 10000x10000; saved as ")
+        .and_then(|rest| rest.strip_suffix(']'))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(kit.artifact_bytes(uri), big);
+}

@@ -95,6 +95,22 @@ pub fn overwritten_part(bytes: u64) -> String {
     format!("{bytes} bytes overwritten by carriage returns")
 }
 
+/// B38: an image returned as an image block, `[image: image/png 640x480, 23.4 KiB]`.
+pub fn image_shown(mime: &str, width: u32, height: u32, bytes: usize) -> String {
+    let kib = bytes as f64 / 1024.0;
+    format!("[image: {mime} {width}x{height}, {kib:.1} KiB]")
+}
+
+/// B38: providers reject images over 8000 px per side, so the image stays in its artifact.
+pub fn image_too_large(width: u32, height: u32, saved: Result<&str, &str>) -> String {
+    match saved {
+        Ok(uri) => format!("[image too large to show inline: {width}x{height}; saved as {uri}]"),
+        Err(reason) => {
+            format!("[image too large to show inline: {width}x{height}; not saved ({reason})]")
+        }
+    }
+}
+
 /// O21 artifact part.
 pub fn full_output(uri: &str) -> String {
     format!("full output: {uri}")
