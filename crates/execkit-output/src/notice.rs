@@ -203,13 +203,21 @@ pub fn next_read(uri: &str, first: u64, last: u64) -> String {
 
 /// O29: the footer of a grep read.
 pub fn grep_summary(matches: u64, total_lines: u64, stopped_at_max: bool) -> String {
+    grep_count(matches, &format!("{total_lines} lines"), stopped_at_max)
+}
+
+/// O27/O29: the footer of a grep over a capped artifact, which searched the kept lines only;
+/// the gap part (`lines <x>-<y> were not kept …`) follows it.
+pub fn grep_summary_kept(matches: u64, kept: u64, total: u64, stopped_at_max: bool) -> String {
+    grep_count(matches, &format!("the {kept} kept lines of {total}"), stopped_at_max)
+}
+
+fn grep_count(matches: u64, searched: &str, stopped_at_max: bool) -> String {
     let noun = if matches == 1 { "match" } else { "matches" };
     if stopped_at_max {
-        format!(
-            "{matches} {noun} in {total_lines} lines; stopped at max={matches}, raise max for more"
-        )
+        format!("{matches} {noun} in {searched}; stopped at max={matches}, raise max for more")
     } else {
-        format!("{matches} {noun} in {total_lines} lines")
+        format!("{matches} {noun} in {searched}")
     }
 }
 

@@ -336,8 +336,12 @@ fn capped_artifact_keeps_head_gap_and_tail() {
         panic!("text expected")
     };
     assert!(text.starts_with("000104857\n"), "{text}");
-    let err = store.read(&id, &Selection::Lines { from: 150_000, to: 150_010 }).unwrap_err();
-    assert_eq!(err.to_string(), "lines 104858-195143 were not kept (artifact cap 2 MiB)");
+    let ReadOutput::Text(text) =
+        store.read(&id, &Selection::Lines { from: 150_000, to: 150_010 }).unwrap()
+    else {
+        panic!("text expected")
+    };
+    assert!(text.starts_with("lines 104858-195143 were not kept (artifact cap 2 MiB)\n"));
     let ReadOutput::Text(text) = store.read(&id, &Selection::Tail(2)).unwrap() else { panic!() };
     assert!(text.starts_with("000299999\n000300000"), "{text}");
 }
@@ -536,4 +540,44 @@ fn a_carriage_return_that_overwrites_nothing_keeps_no_artifact() {
     sink.push(b"\rstart\r\nend\r");
     let s = sink.finish();
     assert_eq!((s.body.as_str(), s.footer, s.artifact), ("start\nend", None, None));
+}
+
+#[test]
+fn capped_artifact_reads_say_what_was_not_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let mib = 1024 * 1024;
+    let limits = StoreLimits { max_bytes: 2 * mib, ..StoreLimits::default() };
+    let store = ArtifactStore::open(dir.path(), limits).unwrap();
+    let input: String = (1..=300_000).map(|i| format!("{i:09}\n")).collect();
+    let mut sink = OutputSink::new(config(), spill(&store), None);
+    for part in input.as_bytes().chunks(65536) {
+        sink.push(part);
+    }
+    let id = sink.finish().artifact.unwrap();
+    let uri = id.uri();
+    let read = |sel: Selection| match store.read(&id, &sel) {
+        Ok(ReadOutput::Text(text)) => text,
+        other => panic!("{other:?}"),
+    };
+    let last_line = |text: String| text.lines().last().unwrap_or_default().to_string();
+    let gap = "lines 104858-195143 were not kept (artifact cap 2 MiB)";
+    let grep = |pattern: &str| Selection::Grep { pattern: pattern.into(), context: 0, max: 10 };
+    assert_eq!(
+        read(grep("^0001500")),
+        format!("[0 matches in the 209714 kept lines of 300000; {gap}]")
+    );
+    assert!(last_line(read(grep("^0000000"))).ends_with(&format!("more; {gap}]")));
+    assert_eq!(
+        read(Selection::Lines { from: 150_000, to: 150_010 }),
+        format!("{gap}\n[next: {uri}?lines=195144-197643]")
+    );
+    assert_eq!(
+        last_line(read(Selection::Lines { from: 104_850, to: 104_870 })),
+        format!("[Showing lines 104850-104858 of 300000; next: {uri}?lines=195144-197643]")
+    );
+    assert_eq!(last_line(read(Selection::Tail(10))), "[Showing lines 299991-300000 of 300000]");
+    assert_eq!(
+        last_line(read(Selection::Tail(200_000))),
+        format!("[Showing lines 297501-300000 of 300000; next: {uri}?lines=100001-102500]")
+    );
 }
