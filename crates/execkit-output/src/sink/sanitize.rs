@@ -349,7 +349,8 @@ impl Sanitizer {
         // bytes are text after all, so a stray `ESC ]` cannot hide the lines after it.
         if b == b'\n' {
             self.release(out);
-            out.push(b'\n');
+            // Through the state machine: a CR released just before it is a CRLF.
+            self.push(b"\n", out);
             return;
         }
         self.held.push(b);

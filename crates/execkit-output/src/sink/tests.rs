@@ -99,6 +99,8 @@ fn a_lf_ends_an_unfinished_escape() {
     assert_eq!(s.body, "a[?1\n2\n3\n");
     let s = run(config(), "b\u{9d}title\nnext\n".as_bytes(), 1);
     assert_eq!(s.body, "btitle\nnext\n");
+    let s = run(config(), b"c\x1b]0;t\r\nnext\n", 1);
+    assert_eq!(s.body, "c]0;t\nnext\n");
 }
 
 #[test]
