@@ -3,6 +3,7 @@
 // The whole crate is tests: helpers may panic on broken fixtures.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
+mod artifact_cli;
 mod bash;
 mod binary;
 mod cli;

@@ -105,7 +105,12 @@ fn seq_100000_has_exact_marker_counts_footer_and_artifact() {
 fn printf_crlf_and_lone_cr() {
     let (s, _) = produce("printf", &["a\\r\\nb\\rc\\r\\n"], None);
     assert_eq!(s.body, "a\nc\n");
-    assert_eq!(s.footer, None);
+    assert_eq!(
+        s.footer.as_deref(),
+        Some(
+            "[2 bytes overwritten by carriage returns; full output not saved (artifacts are off)]"
+        )
+    );
     assert_eq!(
         (s.totals.stripped_bytes, s.totals.overwritten_bytes, s.totals.total_lines),
         (2, 2, 2)

@@ -3,5 +3,6 @@
 mod arguments;
 mod lifecycle;
 mod output;
+mod output_hostile;
 mod pty;
 mod shell;

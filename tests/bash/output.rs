@@ -48,7 +48,11 @@ async fn hostile_bytes() {
     let out = kit.bash(json!({"command": "printf '\\e]0;title\\a\\e[2Jx'"})).await;
     assert_eq!(out.text(), "x");
     let out = kit.bash(json!({"command": "printf 'a\\r\\nb\\rc\\r\\n'"})).await;
-    assert_eq!(out.text(), "a\nc");
+    let uri = out.field("artifact").as_str().unwrap().to_string();
+    assert_eq!(
+        out.text(),
+        format!("a\nc\n[2 bytes overwritten by carriage returns; full output: {uri}]")
+    );
 }
 
 #[tokio::test]

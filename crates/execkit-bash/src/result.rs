@@ -13,7 +13,7 @@ use indexmap::IndexMap;
 use serde::Serialize;
 use serde_json::json;
 
-use crate::extras::{MAX_IMAGE_BYTES, find_image, image_notice, take_hints};
+use crate::extras::{MAX_IMAGE_BYTES, find_image, image_notice, oversized_notice, take_hints};
 use crate::input_wait::{self, InputWait};
 use crate::meaning::{CommandKind, ExitMeaning, command_kind, exit_meaning, wanted_terminal};
 use crate::normalize::TailRewrite;
@@ -140,8 +140,11 @@ impl Finished<'_> {
         let mut content = Vec::new();
         let mut text = String::new();
         let image = (!summary.binary).then(|| self.full_text_for_image()).flatten();
+        let oversized = image.as_ref().and_then(|found| oversized_notice(found, self.artifacts));
+        let image = image.filter(|_| oversized.is_none());
         match &image {
             Some(found) => text.push_str(&image_notice(found)),
+            None if let Some(line) = &oversized => text.push_str(line),
             None if body.trim().is_empty() => text.push_str("(no output)"),
             None => text.push_str(body.strip_suffix('\n').unwrap_or(&body)),
         }

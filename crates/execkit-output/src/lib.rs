@@ -5,6 +5,7 @@
 //! - [`sink`]: the streaming [`sink::OutputSink`] — sanitises a byte stream, keeps a bounded
 //!   head+tail window with exact totals, and spills everything to an artifact.
 //! - [`artifact`]: the on-disk [`artifact::ArtifactStore`] with retention and line-addressed reads.
+//! - [`image`]: whether bytes are a valid PNG, JPEG, GIF or WebP image small enough to show.
 //! - [`notice`]: every text the model reads about clamping, truncation and artifacts.
 //!
 //! The model must never lose a byte silently: every window comes with counts that add up to
@@ -13,6 +14,7 @@
 pub mod artifact;
 pub mod clamp;
 pub mod format;
+pub mod image;
 pub mod notice;
 pub mod sink;
 pub mod truncate;

@@ -90,6 +90,27 @@ pub fn cut_part(lines: u64, max: u64, bytes: u64) -> String {
     format!("{lines} long lines cut at {max} bytes ({bytes} bytes not shown)")
 }
 
+/// O13 footer part: text a carriage return overwrote is only in the artifact.
+pub fn overwritten_part(bytes: u64) -> String {
+    format!("{bytes} bytes overwritten by carriage returns")
+}
+
+/// B38: an image returned as an image block, `[image: image/png 640x480, 23.4 KiB]`.
+pub fn image_shown(mime: &str, width: u32, height: u32, bytes: usize) -> String {
+    let kib = bytes as f64 / 1024.0;
+    format!("[image: {mime} {width}x{height}, {kib:.1} KiB]")
+}
+
+/// B38: providers reject images over 8000 px per side, so the image stays in its artifact.
+pub fn image_too_large(width: u32, height: u32, saved: Result<&str, &str>) -> String {
+    match saved {
+        Ok(uri) => format!("[image too large to show inline: {width}x{height}; saved as {uri}]"),
+        Err(reason) => {
+            format!("[image too large to show inline: {width}x{height}; not saved ({reason})]")
+        }
+    }
+}
+
 /// O21 artifact part.
 pub fn full_output(uri: &str) -> String {
     format!("full output: {uri}")
@@ -182,13 +203,21 @@ pub fn next_read(uri: &str, first: u64, last: u64) -> String {
 
 /// O29: the footer of a grep read.
 pub fn grep_summary(matches: u64, total_lines: u64, stopped_at_max: bool) -> String {
+    grep_count(matches, &format!("{total_lines} lines"), stopped_at_max)
+}
+
+/// O27/O29: the footer of a grep over a capped artifact, which searched the kept lines only;
+/// the gap part (`lines <x>-<y> were not kept …`) follows it.
+pub fn grep_summary_kept(matches: u64, kept: u64, total: u64, stopped_at_max: bool) -> String {
+    grep_count(matches, &format!("the {kept} kept lines of {total}"), stopped_at_max)
+}
+
+fn grep_count(matches: u64, searched: &str, stopped_at_max: bool) -> String {
     let noun = if matches == 1 { "match" } else { "matches" };
     if stopped_at_max {
-        format!(
-            "{matches} {noun} in {total_lines} lines; stopped at max={matches}, raise max for more"
-        )
+        format!("{matches} {noun} in {searched}; stopped at max={matches}, raise max for more")
     } else {
-        format!("{matches} {noun} in {total_lines} lines")
+        format!("{matches} {noun} in {searched}")
     }
 }
 

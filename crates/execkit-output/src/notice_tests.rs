@@ -42,6 +42,10 @@ fn window_and_footer_texts() {
         binary_output(65_536, Some(uri), None),
         binary_output(65_536, None, Some("artifacts are off")),
         no_output(),
+        footer(&[overwritten_part(7), full_output(uri)]),
+        image_shown("image/png", 640, 480, 23_962),
+        image_too_large(10_000, 10_000, Ok(uri)),
+        image_too_large(10_000, 10_000, Err("artifacts are off")),
     ];
     insta::assert_snapshot!(texts.join("\n"));
 }
@@ -58,6 +62,10 @@ fn artifact_texts() {
         footer(&[showing_range(1, 2500, 80_000), next_read(uri, 2501, 5000)]),
         footer(&[grep_summary(200, 80_000, true), grep_more(12)]),
         footer(&[grep_summary(1, 10, false)]),
+        footer(&[
+            grep_summary_kept(3, 9_100_000, 20_000_000, false),
+            gap_read(1_000_001, 11_900_000, 100 << 20),
+        ]),
         dir_not_private("/home/u/.execkit/artifacts", "owned by uid 4242, not 1000"),
         dir_unusable("/ro/artifacts", "Read-only file system"),
         sel_start_after_end(5, 2),

@@ -117,11 +117,6 @@ pub(super) fn shown_content(raw: &str) -> Cow<'_, str> {
     let bytes = content.as_bytes();
     let rendered = match memchr::memchr2(b'\r', 0x08, bytes) {
         None => Cow::Borrowed(content),
-        Some(_) if memchr::memchr(0x08, bytes).is_none() => {
-            // CR only: the text after the last CR that more text follows.
-            let kept = content.trim_end_matches('\r');
-            Cow::Borrowed(kept.rfind('\r').map_or(kept, |at| &kept[at + 1..]))
-        }
         Some(_) => super::render_line(content),
     };
     let max = LINE_BYTES.default as usize;

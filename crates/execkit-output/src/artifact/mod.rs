@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::{Deserialize, Serialize};
 
-pub(crate) use render::render_line;
+pub(crate) use render::{back, put_char, render_line};
 pub use writer::{ArtifactWriter, WriteOutcome};
 
 use crate::notice;

@@ -54,7 +54,7 @@ pub(super) fn read(
     };
     let (body, mut parts) = if let (Selection::Tail(n), false, true) = (sel, writing, tail_fast) {
         let doc = tail_doc(&file, &meta, *n)?;
-        tail(&doc, *n, &uri)
+        tail(&doc, *n, &uri, meta.gap.as_ref())
     } else {
         let mapped = fsutil::Mapped::new(&file).map_err(|_| store.not_found(id))?;
         let bytes = mapped.bytes();
@@ -116,12 +116,24 @@ pub(super) fn fast_grep(
     let re = Regex::new(pattern).map_err(bad)?;
     let multi = Regex::new(&format!("(?m:{pattern})")).map_err(bad)?;
     let found = super::grep::grep_text(text, &re, &multi, context, max);
-    Ok(grep_page(&found.out, found.matches, found.stopped, total))
+    Ok(grep_page(&found, total, None))
 }
 
-fn grep_page(out: &str, matches: u64, stopped: bool, total: u64) -> Page {
-    let (out, t) = truncate_head(out, PAGE_LINES, PAGE_BYTES);
-    let mut parts = vec![notice::grep_summary(matches, total, stopped)];
+/// The grep result page. With `capped` (the gap and the cap) the count says it covers the
+/// kept lines only, and which lines were never searched.
+fn grep_page(found: &super::grep::Found, total: u64, capped: Option<(&super::Gap, u64)>) -> Page {
+    let (out, t) = truncate_head(&found.out, PAGE_LINES, PAGE_BYTES);
+    let (matches, stopped) = (found.matches, found.stopped);
+    let mut parts = match capped {
+        None => vec![notice::grep_summary(matches, total, stopped)],
+        Some((gap, cap)) => {
+            let lost = gap.last_line.saturating_sub(gap.first_line) + 1;
+            vec![
+                notice::grep_summary_kept(matches, total.saturating_sub(lost), total, stopped),
+                notice::gap_read(gap.first_line, gap.last_line, cap),
+            ]
+        }
+    };
     if t.omitted_lines > 0 {
         parts.push(notice::grep_more(t.omitted_lines) + &limit(&t, PAGE_BYTES));
     }
@@ -222,7 +234,7 @@ fn select(
         Selection::Head(k) => {
             select(doc, &Selection::Lines { from: 1, to: (*k).min(n.max(1)) }, uri, cap, gap)
         }
-        Selection::Tail(k) => Ok(tail(doc, *k, uri)),
+        Selection::Tail(k) => Ok(tail(doc, *k, uri, gap)),
         Selection::Lines { from, to } => {
             if *from == 0 {
                 return Err(ArtifactError::BadSelection(notice::sel_lines_start_at_one()));
@@ -238,16 +250,14 @@ fn select(
                 let kept =
                     doc.lines.iter().any(|l| l.number.is_some_and(|k| k >= *from && k <= to));
                 if !kept {
-                    return Err(ArtifactError::BadSelection(notice::gap_read(
-                        gap.first_line,
-                        gap.last_line,
-                        cap,
-                    )));
+                    return Ok(inside_gap(gap, cap, n, uri));
                 }
             }
-            Ok(lines(doc, *from, to, uri))
+            Ok(lines(doc, *from, to, uri, gap))
         }
-        Selection::Grep { pattern, context, max } => grep(doc, pattern, *context, *max),
+        Selection::Grep { pattern, context, max } => {
+            grep(doc, (pattern, *context, *max), gap.map(|g| (g, cap)))
+        }
     }
 }
 
@@ -318,7 +328,25 @@ fn whole(doc: &Doc, uri: &str) -> Page {
     (out, parts)
 }
 
-fn lines(doc: &Doc, from: u64, to: u64, uri: &str) -> Page {
+/// A read wholly inside the gap of a capped artifact: says so and points past the gap.
+fn inside_gap(gap: &super::Gap, cap: u64, total: u64, uri: &str) -> Page {
+    let mut parts = Vec::new();
+    if gap.last_line < total {
+        let first = gap.last_line + 1;
+        parts.push(notice::next_read(uri, first, (first + PAGE_LINES - 1).min(total)));
+    }
+    (notice::gap_read(gap.first_line, gap.last_line, cap), parts)
+}
+
+/// The first line a forward read from `line` can return: past the gap when it is inside it.
+fn past_gap(line: u64, gap: Option<&super::Gap>) -> u64 {
+    match gap {
+        Some(g) if line >= g.first_line && line <= g.last_line => g.last_line + 1,
+        _ => line,
+    }
+}
+
+fn lines(doc: &Doc, from: u64, to: u64, uri: &str, gap: Option<&super::Gap>) -> Page {
     let picked: Vec<&Shown> = doc
         .lines
         .iter()
@@ -331,14 +359,15 @@ fn lines(doc: &Doc, from: u64, to: u64, uri: &str) -> Page {
     if (from, last) != (1, doc.total) {
         parts.push(notice::showing_range(from, last, doc.total) + &limit(&t, PAGE_BYTES));
     }
-    if last < doc.total {
-        parts.push(notice::next_read(uri, last + 1, (last + PAGE_LINES).min(doc.total)));
+    let next = past_gap(last + 1, gap);
+    if next <= doc.total {
+        parts.push(notice::next_read(uri, next, (next + PAGE_LINES - 1).min(doc.total)));
     }
     cut_part(&picked[..t.shown_lines as usize], &mut parts);
     (out, parts)
 }
 
-fn tail(doc: &Doc, k: u64, uri: &str) -> Page {
+fn tail(doc: &Doc, k: u64, uri: &str, gap: Option<&super::Gap>) -> Page {
     let n = doc.total;
     if k == 0 {
         return (String::new(), vec![notice::showing_none(n)]);
@@ -354,7 +383,12 @@ fn tail(doc: &Doc, k: u64, uri: &str) -> Page {
     let mut parts = Vec::new();
     if first > 1 {
         parts.push(notice::showing_range(first, n, n) + &limit(&t, PAGE_BYTES));
-        parts.push(notice::next_read(uri, first.saturating_sub(PAGE_LINES).max(1), first - 1));
+    }
+    // Lines asked for but not shown (the page is smaller than `k`): the next read goes
+    // forward from the first of them, never backwards past what was asked.
+    let next = past_gap(first_wanted, gap);
+    if next < first {
+        parts.push(notice::next_read(uri, next, (next + PAGE_LINES - 1).min(first - 1)));
     }
     cut_part(shown, &mut parts);
     (out, parts)
@@ -362,16 +396,16 @@ fn tail(doc: &Doc, k: u64, uri: &str) -> Page {
 
 pub(super) fn grep(
     doc: &Doc,
-    pattern: &str,
-    context: u64,
-    max: u64,
+    sel: (&str, u64, u64),
+    capped: Option<(&super::Gap, u64)>,
 ) -> Result<Page, ArtifactError> {
+    let (pattern, context, max) = sel;
     let re = grep_regex(pattern)?;
     let lines = doc.lines.iter().map(|l| {
         (l.number, std::borrow::Cow::Borrowed(l.text.strip_suffix('\n').unwrap_or(&l.text)))
     });
     let found = super::grep::grep_lines(lines, &re, context, max);
-    Ok(grep_page(&found.out, found.matches, found.stopped, doc.total))
+    Ok(grep_page(&found, doc.total, capped))
 }
 
 /// `grep` over the lines of [`whole_doc`], numbered the same way, but each line is rendered
@@ -408,7 +442,7 @@ pub(super) fn lazy_grep(
         (Some(number), super::grep::shown_content(raw))
     });
     let found = super::grep::grep_lines(lines, &re, context, max);
-    Ok(grep_page(&found.out, found.matches, found.stopped, total))
+    Ok(grep_page(&found, total, meta.gap.as_ref().map(|gap| (gap, meta.cap_bytes))))
 }
 
 fn grep_regex(pattern: &str) -> Result<Regex, ArtifactError> {

@@ -212,7 +212,7 @@ impl OutputSink {
     fn absorb(&mut self, clean: &[u8]) {
         self.window.push(clean);
         let decided = self.kind == Kind::Text;
-        self.spiller.text(clean, self.window.lossy, decided);
+        self.spiller.text(clean, self.window.needs_artifact(), decided);
     }
 
     fn binary(&mut self, bytes: &[u8]) {
@@ -227,10 +227,11 @@ impl OutputSink {
         }
     }
 
-    /// O14: NUL in the probe, or more than 10 % of it invalid UTF-8.
+    /// O14: binary when more than 30 % of the probe is non-text, so one stray NUL or a
+    /// Latin-1 name in pages of text stays readable.
     fn classify(&mut self) {
-        let binary = memchr::memchr(0, &self.probe).is_some()
-            || invalid_utf8(&self.probe) * 10 > self.probe.len();
+        let non_text = non_text_controls(&self.probe) + invalid_utf8(&self.probe);
+        let binary = non_text * 10 > self.probe.len() * 3;
         if binary {
             self.kind = Kind::Binary;
             self.sanitizer = Sanitizer::default();
@@ -239,7 +240,7 @@ impl OutputSink {
             self.kind = Kind::Text;
             self.probe = Vec::new();
             // Whatever the window already decided now applies to the artifact.
-            self.spiller.text(&[], self.window.lossy, true);
+            self.spiller.text(&[], self.window.needs_artifact(), true);
         }
     }
 
@@ -285,7 +286,7 @@ impl OutputSink {
         self.sanitizer.finish(&mut tail);
         self.absorb(&tail);
         self.window.finish();
-        self.spiller.text(&[], self.window.lossy, true);
+        self.spiller.text(&[], self.window.needs_artifact(), true);
         summary::text(self)
     }
 }
@@ -298,6 +299,15 @@ fn budget(config: &SinkConfig) -> Budget {
         tail_bytes: config.tail_bytes,
         line_bytes: config.line_bytes,
     }
+}
+
+/// Bytes of `probe` that no text holds: NUL and the C0 controls other than TAB, LF, CR, ESC,
+/// BS and BEL (which terminal output uses).
+fn non_text_controls(probe: &[u8]) -> usize {
+    probe
+        .iter()
+        .filter(|&&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x1b | 0x08 | 0x07))
+        .count()
 }
 
 /// Bytes of `probe` that are not valid UTF-8; an incomplete sequence at the end is not counted.

@@ -13,6 +13,8 @@ const SHORT_SPAN: usize = 16;
 
 const ESC: u8 = 0x1b;
 const BEL: u8 = 0x07;
+/// NUL is shown, not removed, so `find -print0` output stays readable (O12 d).
+const NUL_SHOWN: &str = "\u{2400}";
 
 /// Bytes copied as they are: printable ASCII, TAB and LF.
 const fn plain_table() -> [bool; 256] {
@@ -126,6 +128,24 @@ enum Escape {
     TextEsc {
         bel_ends: bool,
     },
+    /// The first byte of a two-byte C1 control seen inside a text-type sequence.
+    TextC1 {
+        bel_ends: bool,
+    },
+}
+
+/// First byte of every C1 control in UTF-8 (U+0080–U+009F are `C2 80`–`C2 9F`).
+const C1_LEAD: u8 = 0xc2;
+
+/// The sequence a C1 control opens, by its second UTF-8 byte: CSI (U+009B), OSC (U+009D,
+/// ends at BEL or ST), DCS, SOS, PM and APC (end at ST only).
+fn c1_opener(second: u8) -> Option<Escape> {
+    match second {
+        0x9b => Some(Escape::Csi),
+        0x9d => Some(Escape::Text { bel_ends: true }),
+        0x90 | 0x98 | 0x9e | 0x9f => Some(Escape::Text { bel_ends: false }),
+        _ => None,
+    }
 }
 
 #[derive(Debug, Default)]
@@ -133,6 +153,8 @@ pub(crate) struct Sanitizer {
     utf8: Vec<u8>,
     escape: Option<Escape>,
     held: Vec<u8>,
+    /// Bytes of `held` that opened the sequence: 1 for ESC, 2 for a C1 control.
+    opener: usize,
     cr: bool,
     pub(crate) stripped: u64,
 }
@@ -182,13 +204,21 @@ impl Sanitizer {
                     i += 1;
                     continue;
                 }
+                0 => {
+                    copy_span(out, input, from, i);
+                    out.extend_from_slice(NUL_SHOWN.as_bytes());
+                    i += 1;
+                    from = i;
+                    continue;
+                }
                 0x80.. => match whole_char(&input[i..]) {
                     Some((len, false)) => {
                         i += len;
                         continue;
                     }
-                    Some((len, true)) => len,
-                    None => break,
+                    // A C1 control that opens a sequence needs the state machine.
+                    Some((len, true)) if c1_opener(input[i + 1]).is_none() => len,
+                    _ => break,
                 },
                 _ => 1,
             };
@@ -239,9 +269,11 @@ impl Sanitizer {
             0x08 => out.push(b),
             ESC => {
                 self.escape = Some(Escape::Start);
+                self.opener = 1;
                 self.held.push(b);
             }
             0x80.. => return self.start_utf8(input, out),
+            0 => out.extend_from_slice(NUL_SHOWN.as_bytes()),
             _ if PLAIN[b as usize] => out.push(b),
             _ => self.stripped += 1,
         }
@@ -294,16 +326,33 @@ impl Sanitizer {
         1
     }
 
-    /// One complete non-ASCII character: C1 controls are removed, the rest copied.
+    /// One complete non-ASCII character: C1 controls are removed (CSI, OSC, DCS, SOS, PM and
+    /// APC together with the sequence they open), the rest copied.
     fn emit_char(&mut self, text: &str, out: &mut Vec<u8>) {
-        if text.chars().next().is_some_and(|c| ('\u{80}'..='\u{9f}').contains(&c)) {
-            self.stripped += text.len() as u64;
-        } else {
-            out.extend_from_slice(text.as_bytes());
+        let bytes = text.as_bytes();
+        if !text.chars().next().is_some_and(|c| ('\u{80}'..='\u{9f}').contains(&c)) {
+            out.extend_from_slice(bytes);
+            return;
+        }
+        match bytes.get(1).and_then(|&b| c1_opener(b)) {
+            Some(state) => {
+                self.held.extend_from_slice(bytes);
+                self.opener = bytes.len();
+                self.escape = Some(state);
+            }
+            None => self.stripped += bytes.len() as u64,
         }
     }
 
     fn escape_byte(&mut self, state: Escape, b: u8, out: &mut Vec<u8>) {
+        // Real titles and hyperlinks never hold a LF: one ends an unfinished sequence, whose
+        // bytes are text after all, so a stray `ESC ]` cannot hide the lines after it.
+        if b == b'\n' {
+            self.release(out);
+            // Through the state machine: a CR released just before it is a CRLF.
+            self.push(b"\n", out);
+            return;
+        }
         self.held.push(b);
         let next = match state {
             Escape::Start => match b {
@@ -322,7 +371,17 @@ impl Sanitizer {
             Escape::Text { bel_ends } => match b {
                 BEL if bel_ends => None,
                 ESC => Some(Escape::TextEsc { bel_ends }),
+                C1_LEAD => Some(Escape::TextC1 { bel_ends }),
                 _ => Some(Escape::Text { bel_ends }),
+            },
+            Escape::TextC1 { bel_ends } => match b {
+                // U+009C, the 8-bit string terminator.
+                0x9c => None,
+                _ => {
+                    self.held.pop();
+                    self.escape = Some(Escape::Text { bel_ends });
+                    return self.escape_byte(Escape::Text { bel_ends }, b, out);
+                }
             },
             Escape::TextEsc { .. } => match b {
                 b'\\' => None,
@@ -332,6 +391,7 @@ impl Sanitizer {
                     self.stripped += self.held.len() as u64 - 1;
                     self.held.clear();
                     self.held.push(ESC);
+                    self.opener = 1;
                     self.escape = Some(Escape::Start);
                     return self.escape_byte(Escape::Start, b, out);
                 }
@@ -359,11 +419,13 @@ impl Sanitizer {
         }
     }
 
-    /// Gives up on a sequence: the ESC is dropped as a control, the rest is text again.
+    /// Gives up on a sequence: the ESC (or C1 control) that opened it is dropped as a control,
+    /// the rest is text again.
     fn release(&mut self, out: &mut Vec<u8>) {
         let held = std::mem::take(&mut self.held);
+        let opener = std::mem::replace(&mut self.opener, 1).min(held.len());
         self.escape = None;
-        self.stripped += 1;
-        self.push(&held[1..], out);
+        self.stripped += opener as u64;
+        self.push(&held[opener..], out);
     }
 }

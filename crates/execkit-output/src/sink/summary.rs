@@ -61,7 +61,13 @@ pub(super) fn text(sink: OutputSink) -> SinkSummary {
     if totals.cut_lines > 0 {
         parts.push(notice::cut_part(totals.cut_lines, config.line_bytes, totals.cut_bytes));
     }
-    if lossy || artifact_failed {
+    // Overwritten text is only in the artifact, so it is named even when nothing was lost
+    // to the window (O13).
+    let overwrote = window.shows_restart() && totals.overwritten_bytes > 0;
+    if overwrote {
+        parts.push(notice::overwritten_part(totals.overwritten_bytes));
+    }
+    if lossy || artifact_failed || overwrote {
         parts.push(artifact_part(outcome.as_ref(), &reason));
     }
     let footer = (!parts.is_empty()).then(|| notice::footer(&parts));

@@ -71,8 +71,36 @@ fn ansi_sequences_and_controls_are_stripped() {
     let s = run(config(), input, 1000);
     assert_eq!(s.body, "red oklinkx\n");
     assert_eq!(s.totals.stripped_bytes + s.totals.total_bytes, input.len() as u64);
-    let c1 = "a\u{9b}b\n";
+    let c1 = "a\u{85}b\n";
     assert_eq!(run(config(), c1.as_bytes(), 1).body, "ab\n");
+}
+
+#[test]
+fn c1_string_controls_drop_their_payload() {
+    let input =
+        b"x\xc2\x9d52;c;ZXZpbA==\xc2\x9cy \xc2\x9b31mred \xc2\x90dcs\x1b\\z\xc2\x9d0;t\x07!\n";
+    for chunk in [1, 3, 1000] {
+        let s = run(config(), input, chunk);
+        assert_eq!(s.body, "xy red z!\n", "chunk {chunk}");
+        assert_eq!(s.totals.stripped_bytes + s.totals.total_bytes, input.len() as u64);
+    }
+}
+
+#[test]
+fn a_lf_ends_an_unfinished_escape() {
+    let numbers: String = (1..=100).map(|i| format!("{i}\n")).collect();
+    let input = format!("START\x1b]0;{numbers}\x07END\n");
+    for chunk in [1, 7, 1 << 16] {
+        let s = run(config(), input.as_bytes(), chunk);
+        assert_eq!(s.body, format!("START]0;{numbers}END\n"), "chunk {chunk}");
+        assert_eq!(s.totals.total_lines, 101);
+    }
+    let s = run(config(), b"a\x1b[?1\n2\n3\n", 1);
+    assert_eq!(s.body, "a[?1\n2\n3\n");
+    let s = run(config(), "b\u{9d}title\nnext\n".as_bytes(), 1);
+    assert_eq!(s.body, "btitle\nnext\n");
+    let s = run(config(), b"c\x1b]0;t\r\nnext\n", 1);
+    assert_eq!(s.body, "c]0;t\nnext\n");
 }
 
 #[test]
@@ -166,22 +194,49 @@ fn line_window_arguments() {
 }
 
 #[test]
-fn nul_in_probe_means_binary() {
-    let mut input = vec![b'a'; 100];
-    input.push(0);
+fn mostly_non_text_bytes_mean_binary() {
+    let mut input = vec![b'a'; 69];
+    input.extend([0u8; 31]);
     let s = run(config(), &input, 7);
     assert!(s.binary);
-    assert_eq!(s.body, "[binary output: 101 bytes, not shown; not saved (artifacts are off)]");
+    assert_eq!(s.body, "[binary output: 100 bytes, not shown; not saved (artifacts are off)]");
+    let random: Vec<u8> =
+        (0u32..4096).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    assert!(run(config(), &random, 512).binary);
+    let utf16: Vec<u8> = "hello world\n".encode_utf16().flat_map(u16::to_le_bytes).collect();
+    assert!(run(config(), &utf16, 3).binary);
 }
 
 #[test]
-fn nul_after_the_probe_is_a_stripped_control() {
-    let mut input = vec![b'a'; 9000];
+fn a_stray_nul_or_latin1_stays_text() {
+    let s = run(config(), b"result: 42\n\0\ndone\n", 1);
+    assert!(!s.binary);
+    assert_eq!(s.body, "result: 42\n\u{2400}\ndone\n");
+    let mut page: Vec<u8> = (1..=100).flat_map(|i| format!("line {i}\n").into_bytes()).collect();
+    page.insert(50, 0);
+    let s = run(config(), &page, 64);
+    assert!(!s.binary);
+    assert_eq!(s.totals.total_lines, 100);
+    assert!(s.body.contains('\u{2400}'));
+    let s = run(config(), b"Gr\xfc\xdfe aus M\xfcnchen\n", 1);
+    assert_eq!(s.body, "Gr\u{FFFD}\u{FFFD}e aus M\u{FFFD}nchen\n");
+    assert_eq!(run(config(), b"a\xff\xfeb ok\n", 1000).body, "a\u{FFFD}\u{FFFD}b ok\n");
+    let print0 = b"./a\0./b c\0./d\0";
+    assert_eq!(run(config(), print0, 2).body, "./a\u{2400}./b c\u{2400}./d\u{2400}");
+}
+
+#[test]
+fn nul_after_the_probe_is_shown() {
+    let mut input = b"a".repeat(90);
+    input.push(b'\n');
+    let mut input = input.repeat(100);
+    input.push(b'a');
     input.push(0);
     input.push(b'\n');
     let s = run(config(), &input, 4096);
     assert!(!s.binary);
-    assert_eq!(s.totals.stripped_bytes, 1);
+    assert!(s.body.ends_with("a\u{2400}\n"));
+    assert_eq!(s.totals.stripped_bytes, 0);
 }
 
 #[test]
@@ -283,8 +338,12 @@ fn capped_artifact_keeps_head_gap_and_tail() {
         panic!("text expected")
     };
     assert!(text.starts_with("000104857\n"), "{text}");
-    let err = store.read(&id, &Selection::Lines { from: 150_000, to: 150_010 }).unwrap_err();
-    assert_eq!(err.to_string(), "lines 104858-195143 were not kept (artifact cap 2 MiB)");
+    let ReadOutput::Text(text) =
+        store.read(&id, &Selection::Lines { from: 150_000, to: 150_010 }).unwrap()
+    else {
+        panic!("text expected")
+    };
+    assert!(text.starts_with("lines 104858-195143 were not kept (artifact cap 2 MiB)\n"));
     let ReadOutput::Text(text) = store.read(&id, &Selection::Tail(2)).unwrap() else { panic!() };
     assert!(text.starts_with("000299999\n000300000"), "{text}");
 }
@@ -300,7 +359,7 @@ fn snapshot_shows_the_newest_lines_and_the_current_one() {
     assert!(snap.starts_with("62\n"), "{snap}");
     assert!(snap.ends_with("100\n60%"), "{snap}");
     sink.push(b"\r70");
-    assert!(sink.snapshot().ends_with("100\n70"));
+    assert!(sink.snapshot().ends_with("100\n70%"));
     assert_eq!(sink.total_lines(), 101);
 }
 
@@ -325,7 +384,7 @@ fn floods_of_short_lines_agree_across_chunk_sizes() {
             summaries.push(sink.finish());
         }
         assert_eq!(snaps[0], snaps[1]);
-        assert!(snaps[0].0.ends_with("39999%\nlast"), "{}", snaps[0].0);
+        assert!(snaps[0].0.ends_with("39999%frame\nlastial"), "{}", snaps[0].0);
         assert_eq!(summaries[0], summaries[1]);
         assert!(summaries[0].totals.balanced());
     }
@@ -405,7 +464,11 @@ fn ten_megabytes_of_cr_frames_collapse_to_the_last() {
     assert_eq!(s.body, format!("frame {:08}", i - 1));
     assert_eq!(s.totals.total_lines, 1);
     assert_eq!(s.totals.overwritten_bytes, input.len() as u64 - 14);
-    assert_eq!(s.footer, None);
+    let footer = format!(
+        "[{} bytes overwritten by carriage returns; full output not saved (artifacts are off)]",
+        input.len() - 14
+    );
+    assert_eq!(s.footer, Some(footer));
 }
 
 #[test]
@@ -436,4 +499,87 @@ fn sinks_and_stores_move_between_threads() {
     assert_send::<OutputSink>();
     assert_send::<ArtifactStore>();
     assert_eq!(StoreLimits::from_limits(&Limits::default()), StoreLimits::default());
+}
+
+#[test]
+fn a_carriage_return_overwrites_in_place_and_keeps_the_artifact() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(&dir);
+    for chunk in [1, 4, 1000] {
+        let mut sink = OutputSink::new(config(), spill(&store), None);
+        for part in b"keep me\rERASED\nabcdef\rXY\n".chunks(chunk) {
+            sink.push(part);
+        }
+        let s = sink.finish();
+        assert!(s.totals.balanced(), "{:?}", s.totals);
+        assert_eq!(s.body, "ERASEDe\nXYcdef\n");
+        assert_eq!(s.totals.overwritten_bytes, 10);
+        let id = s.artifact.clone().expect("an overwrite keeps the artifact");
+        assert_eq!(
+            s.footer.as_deref(),
+            Some(&*format!(
+                "[10 bytes overwritten by carriage returns; full output: {}]",
+                id.uri()
+            ))
+        );
+        let raw = std::fs::read(store.out_path(&id).unwrap()).unwrap();
+        assert_eq!(raw, b"keep me\rERASED\nabcdef\rXY\n");
+        let ReadOutput::Text(read) = store.read(&id, &Selection::Whole).unwrap() else {
+            panic!("text artifact")
+        };
+        assert_eq!(read, "ERASEDe\nXYcdef");
+        let grep = Selection::Grep { pattern: "e$".into(), context: 0, max: 10 };
+        let ReadOutput::Text(found) = store.read(&id, &grep).unwrap() else { panic!("text") };
+        assert!(found.starts_with("1:ERASEDe\n"), "{found}");
+    }
+}
+
+#[test]
+fn a_carriage_return_that_overwrites_nothing_keeps_no_artifact() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(&dir);
+    let mut sink = OutputSink::new(config(), spill(&store), None);
+    sink.push(b"\rstart\r\nend\r");
+    let s = sink.finish();
+    assert_eq!((s.body.as_str(), s.footer, s.artifact), ("start\nend", None, None));
+}
+
+#[test]
+fn capped_artifact_reads_say_what_was_not_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let mib = 1024 * 1024;
+    let limits = StoreLimits { max_bytes: 2 * mib, ..StoreLimits::default() };
+    let store = ArtifactStore::open(dir.path(), limits).unwrap();
+    let input: String = (1..=300_000).map(|i| format!("{i:09}\n")).collect();
+    let mut sink = OutputSink::new(config(), spill(&store), None);
+    for part in input.as_bytes().chunks(65536) {
+        sink.push(part);
+    }
+    let id = sink.finish().artifact.unwrap();
+    let uri = id.uri();
+    let read = |sel: Selection| match store.read(&id, &sel) {
+        Ok(ReadOutput::Text(text)) => text,
+        other => panic!("{other:?}"),
+    };
+    let last_line = |text: String| text.lines().last().unwrap_or_default().to_string();
+    let gap = "lines 104858-195143 were not kept (artifact cap 2 MiB)";
+    let grep = |pattern: &str| Selection::Grep { pattern: pattern.into(), context: 0, max: 10 };
+    assert_eq!(
+        read(grep("^0001500")),
+        format!("[0 matches in the 209714 kept lines of 300000; {gap}]")
+    );
+    assert!(last_line(read(grep("^0000000"))).ends_with(&format!("more; {gap}]")));
+    assert_eq!(
+        read(Selection::Lines { from: 150_000, to: 150_010 }),
+        format!("{gap}\n[next: {uri}?lines=195144-197643]")
+    );
+    assert_eq!(
+        last_line(read(Selection::Lines { from: 104_850, to: 104_870 })),
+        format!("[Showing lines 104850-104858 of 300000; next: {uri}?lines=195144-197643]")
+    );
+    assert_eq!(last_line(read(Selection::Tail(10))), "[Showing lines 299991-300000 of 300000]");
+    assert_eq!(
+        last_line(read(Selection::Tail(200_000))),
+        format!("[Showing lines 297501-300000 of 300000; next: {uri}?lines=100001-102500]")
+    );
 }

@@ -21,6 +21,8 @@ pub(crate) struct Line {
     /// Shown stream bytes (rendered text before any cut, plus the LF).
     pub(crate) shown: u64,
     pub(crate) cut: u64,
+    /// A CR returned to the line start and more text overwrote it.
+    pub(crate) restarted: bool,
 }
 
 impl Line {
@@ -36,6 +38,12 @@ struct Current {
     stream: u64,
     beyond: u64,
     pending_cr: bool,
+    /// Where the next character goes after a CR returned to the line start (see
+    /// [`crate::artifact::put_char`]); `None` at the end of the line.
+    cursor: Option<usize>,
+    /// Overwrite position inside the part past the cut, once the cursor passed the cut.
+    beyond_cursor: Option<u64>,
+    restarted: bool,
 }
 
 #[derive(Debug)]
@@ -63,6 +71,9 @@ pub(crate) struct Window {
     pub(crate) omitted_bytes: u64,
     /// Set once a line was cut or omitted: the stream then needs its artifact (O17).
     pub(crate) lossy: bool,
+    /// Set once a CR returned to the start of a line that more text then overwrote: the
+    /// stream is kept as an artifact even when it fits the window (O13).
+    pub(crate) overwrote: bool,
     /// Buffers of lines pushed out of the tail, reused for new lines.
     spare: Vec<String>,
     /// Capacity held in `spare`, kept within the tail budget (O18).
@@ -91,6 +102,7 @@ impl Window {
             omitted_lines: 0,
             omitted_bytes: 0,
             lossy: false,
+            overwrote: false,
             spare: Vec::new(),
             spare_bytes: 0,
             deferred: Vec::new(),
@@ -220,22 +232,48 @@ impl Window {
 
     fn append(&mut self, bytes: &[u8]) {
         let cur = &mut self.cur;
-        if std::mem::take(&mut cur.pending_cr) {
-            cur.rendered.clear();
-            cur.beyond = 0;
-        }
-        if cur.beyond > 0 {
-            cur.beyond += bytes.len() as u64;
-            return;
+        if std::mem::take(&mut cur.pending_cr) && (!cur.rendered.is_empty() || cur.beyond > 0) {
+            self.overwrote = true;
+            cur.restarted = true;
+            cur.cursor = (!cur.rendered.is_empty()).then_some(0);
+            cur.beyond_cursor = cur.rendered.is_empty().then_some(0);
         }
         // Sanitised text is valid UTF-8; `from_utf8` checks that far faster than the lossy scan.
         let text = match std::str::from_utf8(bytes) {
             Ok(text) => std::borrow::Cow::Borrowed(text),
             Err(_) => String::from_utf8_lossy(bytes),
         };
+        let mut text: &str = &text;
+        if cur.cursor.is_some() {
+            let mut used = 0;
+            for c in text.chars() {
+                if cur.cursor.is_none() {
+                    break;
+                }
+                crate::artifact::put_char(&mut cur.rendered, &mut cur.cursor, c);
+                used += c.len_utf8();
+            }
+            text = &text[used..];
+            if cur.beyond > 0 && cur.cursor.is_none() && cur.beyond_cursor.is_none() {
+                cur.beyond_cursor = Some(0);
+            }
+        }
+        if text.is_empty() {
+            return;
+        }
+        if let Some(at) = cur.beyond_cursor {
+            let end = at + text.len() as u64;
+            cur.beyond = cur.beyond.max(end);
+            cur.beyond_cursor = (end < cur.beyond).then_some(end);
+            return;
+        }
+        if cur.beyond > 0 {
+            cur.beyond += text.len() as u64;
+            return;
+        }
         let room = (self.budget.line_bytes as usize).saturating_sub(cur.rendered.len());
         if text.len() <= room {
-            cur.rendered.push_str(&text);
+            cur.rendered.push_str(text);
             return;
         }
         let mut end = room;
@@ -247,17 +285,21 @@ impl Window {
         self.lossy = true;
     }
 
-    /// BS erases the previous character; past the cut only a byte count is kept, so it
-    /// erases one byte of that count.
+    /// BS erases the previous character at the end of the line (past the cut only a byte
+    /// count is kept, so it erases one byte of that count) and moves back one inside it.
     fn backspace(&mut self) {
         let cur = &mut self.cur;
         if cur.pending_cr {
             return;
         }
-        if cur.beyond > 0 {
-            cur.beyond -= 1;
-        } else {
-            cur.rendered.pop();
+        match cur.beyond_cursor {
+            Some(0) => {
+                cur.beyond_cursor = None;
+                cur.cursor = cur.rendered.char_indices().next_back().map(|(i, _)| i);
+            }
+            Some(at) => cur.beyond_cursor = Some(at - 1),
+            None if cur.cursor.is_none() && cur.beyond > 0 => cur.beyond -= 1,
+            None => crate::artifact::back(&mut cur.rendered, &mut cur.cursor),
         }
     }
 
@@ -273,7 +315,8 @@ impl Window {
         if lf {
             text.push('\n');
         }
-        let line = Line { text, stream: cur.stream, shown, cut: cur.beyond };
+        let line =
+            Line { text, stream: cur.stream, shown, cut: cur.beyond, restarted: cur.restarted };
         debug_assert!(line.stream >= line.shown + line.cut);
         self.lines += 1;
         let size = line.text.len() as u64;
@@ -313,6 +356,11 @@ impl Window {
         }
     }
 
+    /// Something was cut, omitted or overwritten: only the artifact holds the whole stream.
+    pub(crate) fn needs_artifact(&self) -> bool {
+        self.lossy || self.overwrote
+    }
+
     /// An unfinished line is being received.
     pub(crate) fn partial(&self) -> bool {
         self.cur.stream > 0 || self.deferred.last().is_some_and(|&b| b != b'\n')
@@ -326,6 +374,11 @@ impl Window {
     /// Lines shown in the tail were limited by bytes rather than by count.
     pub(crate) fn tail_byte_limited(&self) -> bool {
         self.omitted_lines > 0 && (self.tail.len() as u64) < self.budget.tail_lines
+    }
+
+    /// A line in the window was overwritten after a CR.
+    pub(crate) fn shows_restart(&self) -> bool {
+        self.head.iter().chain(self.tail.iter()).any(|line| line.restarted)
     }
 
     /// Shown, cut and overwritten bytes, and the cut line count, of the lines in the window.
