@@ -15,7 +15,7 @@ use serde_json::json;
 
 use crate::extras::{MAX_IMAGE_BYTES, find_image, image_notice, take_hints};
 use crate::input_wait::{self, InputWait};
-use crate::meaning::{CommandKind, ExitMeaning, command_kind, exit_meaning, wanted_terminal};
+use crate::meaning::{CommandKind, ExitMeaning, exit_meaning, wanted_terminal};
 use crate::normalize::TailRewrite;
 use crate::request::Request;
 
@@ -172,7 +172,7 @@ impl Finished<'_> {
             match exit_code {
                 Some(0) => None,
                 Some(code) => {
-                    meaning = exit_meaning(&request.normalized_command, code);
+                    meaning = exit_meaning(request.stages.as_deref(), code);
                     Some(match &meaning {
                         Some((_, m)) => format!("Command exited with code {code} ({m})"),
                         None => format!("Command exited with code {code}"),
@@ -274,7 +274,7 @@ impl Finished<'_> {
             memory_peak_bytes: outcome.memory_peak_bytes,
             scrubbed_env: self.scrubbed.clone(),
             snapshot: self.snapshot_mode,
-            command_kind: command_kind(&request.original),
+            command_kind: request.kind,
             hints,
             prefix: self.prefix.clone(),
             input_wait: self.input_wait.clone(),
