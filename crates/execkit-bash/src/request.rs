@@ -18,6 +18,11 @@ use crate::normalize::{self, Allowed, Plan, TailRewrite};
 /// The largest command accepted (B1).
 const MAX_COMMAND_BYTES: usize = 1 << 20;
 
+/// `async` in a one-shot front end, whose process (and every job in it) ends with the call.
+const ONE_SHOT_ASYNC: &str = "Invalid argument \"async\": this one-shot call ends when it returns, \
+     and a background job would be killed with it; run the command in the foreground, or start \
+     it through the MCP server (execkit mcp) and watch it with the job tool";
+
 /// A call that passed every check and is ready to spawn.
 #[derive(Debug, Clone)]
 pub(crate) struct Request {
@@ -67,6 +72,9 @@ pub(crate) fn prepare(
 ) -> Result<Request, Rejection> {
     check_command(&params.command)?;
     let run_async = params.run_async.unwrap_or(false);
+    if run_async && config.one_shot {
+        return Err(Rejection::Invalid(ONE_SHOT_ASYNC.to_string()));
+    }
     let policy = if run_async { TimeoutPolicy::BASH_ASYNC } else { TimeoutPolicy::BASH };
     let timeout = resolve_timeout(params.timeout.as_ref(), policy, max_timeout)?;
     let mut notices: Vec<String> = timeout.notice.iter().cloned().collect();

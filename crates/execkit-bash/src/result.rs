@@ -83,8 +83,27 @@ struct Structured<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum LingeringAction {
     None,
-    Killed,
-    Adopted(String),
+    /// Stopped. `total` counts every lingering process (the outcome names at most 64);
+    /// `why` follows the stop when it was not asked for (a full job table, a one-shot call).
+    Killed {
+        total: usize,
+        why: Option<String>,
+    },
+    Adopted {
+        id: String,
+        total: usize,
+    },
+}
+
+impl LingeringAction {
+    fn total(&self) -> usize {
+        match self {
+            LingeringAction::None => 0,
+            LingeringAction::Killed { total, .. } | LingeringAction::Adopted { total, .. } => {
+                *total
+            }
+        }
+    }
 }
 
 /// The text of a finished sink alone: body (or `(no output)`) and footer.
@@ -317,8 +336,8 @@ impl Finished<'_> {
 fn lingering_report(procs: &[Lingering], action: &LingeringAction) -> Option<LingeringReport> {
     let (action, job_id) = match action {
         LingeringAction::None => return None,
-        LingeringAction::Killed => ("killed", None),
-        LingeringAction::Adopted(id) => ("adopted", Some(id.clone())),
+        LingeringAction::Killed { .. } => ("killed", None),
+        LingeringAction::Adopted { id, .. } => ("adopted", Some(id.clone())),
     };
     Some(LingeringReport {
         processes: procs
@@ -334,16 +353,14 @@ fn lingering_report(procs: &[Lingering], action: &LingeringAction) -> Option<Lin
     })
 }
 
-/// B31's text for processes stopped after the command exited.
+/// B31's text for processes left running after the command exited.
 fn lingering_line(procs: &[Lingering], action: &LingeringAction) -> Option<String> {
     if procs.is_empty() || *action == LingeringAction::None {
         return None;
     }
-    let count = if procs.len() == 1 {
-        "1 process is".to_string()
-    } else {
-        format!("{} processes are", procs.len())
-    };
+    let total = action.total().max(procs.len());
+    let count =
+        if total == 1 { "1 process is".to_string() } else { format!("{total} processes are") };
     let named: Vec<String> = procs
         .iter()
         .take(NAMED_LINGERING)
@@ -353,13 +370,16 @@ fn lingering_line(procs: &[Lingering], action: &LingeringAction) -> Option<Strin
         })
         .collect();
     let mut list = named.join(", ");
-    if procs.len() > NAMED_LINGERING {
-        list.push_str(&format!(" and {} more", procs.len() - NAMED_LINGERING));
+    if total > named.len() {
+        list.push_str(&format!(" and {} more", total - named.len()));
     }
-    let it = if procs.len() == 1 { "it" } else { "them" };
+    let it = if total == 1 { "it" } else { "them" };
     let what = match action {
-        LingeringAction::Adopted(id) => {
+        LingeringAction::Adopted { id, .. } => {
             format!("Adopted as background job {id}; stop {it} with job {{\"cancel\": [\"{id}\"]}}")
+        }
+        LingeringAction::Killed { why: Some(why), .. } => {
+            format!("Stopped {it} (TERM, then KILL after 2 s), because {why}.")
         }
         _ => format!("Stopped {it} (TERM, then KILL after 2 s)."),
     };
