@@ -292,3 +292,23 @@ async fn leading_cd_before_a_subshell() {
         out.text()
     );
 }
+
+/// B11: a symlink loop or an over-long path is reported for what it is, not as missing.
+#[tokio::test]
+async fn cwd_errors_name_the_real_cause() {
+    let kit = Kit::new();
+    let looped = kit.work().join("loop");
+    std::os::unix::fs::symlink(&looped, &looped).unwrap();
+    let out = kit.bash(json!({"command": "pwd", "cwd": "loop"})).await;
+    assert!(out.is_error());
+    assert!(out.text().starts_with("Working directory cannot be resolved: "), "{}", out.text());
+    let out = kit.bash(json!({"command": "cd loop && pwd"})).await;
+    assert!(out.text().contains("too many levels of symbolic links"), "{}", out.text());
+    assert!(out.text().ends_with("(from \"cd loop &&\")"), "{}", out.text());
+    let out = kit.bash(json!({"command": "pwd", "cwd": "x".repeat(5000)})).await;
+    assert!(out.text().starts_with("Working directory path is too long: "), "{}", out.text());
+    let file = kit.work().join("file");
+    std::fs::write(&file, "x").unwrap();
+    let out = kit.bash(json!({"command": "pwd", "cwd": "file/sub"})).await;
+    assert!(out.text().ends_with(&format!("({} is not a directory)", file.display())));
+}
