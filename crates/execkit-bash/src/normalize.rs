@@ -359,6 +359,38 @@ mod tests {
     }
 
     #[test]
+    fn odd_input_never_panics() {
+        for cmd in [
+            "<<",
+            "<<\n",
+            "cat <<'",
+            "cat <<E\n",
+            "2>&1",
+            "#",
+            "\n\n",
+            "ä<<ö\nö\nö",
+            "a\\",
+            "cd",
+            "cd a &&",
+            "| tail -1",
+            "2>&1 |& tail -2",
+            "cat <<-\n\t\n",
+            "x <<A <<B\nA",
+            "cd é && ü 2>&1 | tail -3 # ß",
+            "$(",
+            "`",
+            "'",
+            "\"",
+            "cat <<EOF\nartifact://",
+        ] {
+            let plan = plan_of(cmd);
+            assert!(plan.kept.start <= plan.kept.end && plan.kept.end <= cmd.len(), "{cmd}");
+            let _ = &cmd[plan.kept];
+        }
+        assert_eq!(tail("cd é && ü 2>&1 | tail -3 # ß").map(|t| t.0), Some("ü 2>&1".into()));
+    }
+
+    #[test]
     fn artifact_uris_in_data_are_kept() {
         let heredoc =
             "cat > f <<'EOF'\nThe log is at artifact://3f9a0c12\n  artifact://3f9a0c12\nEOF";
