@@ -299,3 +299,42 @@ async fn a_cancelled_wait_says_so() {
     kit.toolkit.close().await;
     assert!(pids_with("sleep 1000.4545").is_empty());
 }
+
+/// J11/J12: an unknown id both cancelled and polled in one call is reported once.
+#[tokio::test]
+async fn unknown_id_in_poll_and_cancel_is_reported_once() {
+    let kit = Kit::new();
+    let out = kit.call("job", json!({"poll": ["bg_9"], "cancel": ["bg_9"]})).await;
+    assert!(out.is_error);
+    let text = out.text();
+    assert_eq!(text.matches("bg_9: not found").count(), 1, "{text}");
+    assert_eq!(text, "## Cancelled (1)\nbg_9: not found (finished jobs are kept 300 s)");
+}
+
+/// J7/J9: retention never forgets a finished job before it was reported or announced; the
+/// announcement then keeps it readable for another retention period.
+#[tokio::test]
+async fn an_unreported_job_outlives_retention_until_announced() {
+    let kit = Kit::with_vars(&[("EXECKIT_JOB_RETENTION", "1")]);
+    kit.bash(json!({"command": "true", "async": true})).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let list = kit.call("job", json!({"list": true})).await;
+        let state = list.structured_content.as_ref().map(|s| s["jobs"][0]["state"].clone());
+        if state != Some(json!("running")) || Instant::now() > deadline {
+            assert_eq!(state, Some(json!("completed")), "{}", list.text());
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Past the 1 s retention, and still never reported.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let out = kit.bash(json!({"command": "echo next"})).await;
+    let text = out.text();
+    assert!(
+        text.starts_with("next\n[Background job bg_1 finished: completed, exit 0, after "),
+        "{text}"
+    );
+    let out = kit.call("job", json!({"poll": ["bg_1"]})).await;
+    assert!(out.text().starts_with("## Finished (1)\n### bg_1 · completed"), "{}", out.text());
+}

@@ -131,7 +131,7 @@ async fn timeouts_are_clamped_with_notices() {
 #[tokio::test]
 async fn trailing_tail_becomes_the_window() {
     let kit = Kit::new();
-    let out = kit.bash(json!({"command": "seq 1 100 | tail -n 3"})).await;
+    let out = kit.bash(json!({"command": "seq 1 100 2>&1 | tail -n 3"})).await;
     let text = out.text();
     assert!(
         text.starts_with(
@@ -145,13 +145,13 @@ async fn trailing_tail_becomes_the_window() {
     let expected: String = (1..=100).map(|n| format!("{n}\n")).collect();
     assert_eq!(kit.artifact_bytes(&uri), expected.as_bytes());
 
-    let out = kit.bash(json!({"command": "false | tail -n1"})).await;
+    let out = kit.bash(json!({"command": "false |& tail -n1"})).await;
     assert_eq!(
         out.text(),
-        "(no output)\n[\"| tail -n1\" was applied by execkit, so the exit code is that of the \
+        "(no output)\n[\"|& tail -n1\" was applied by execkit, so the exit code is that of the \
          command before it]\nCommand exited with code 1"
     );
-    let out = kit.bash(json!({"command": "seq 1 5 | tail -n 2", "tail": 4})).await;
+    let out = kit.bash(json!({"command": "seq 1 5 |& tail -n 2", "tail": 4})).await;
     assert_eq!(out.text(), "4\n5");
     assert_eq!(out.field("normalized"), json!(null));
     let out = kit.bash(json!({"command": "seq 1 5 | head -n2"})).await;
@@ -162,6 +162,35 @@ async fn trailing_tail_becomes_the_window() {
     assert!(started.elapsed() < Duration::from_secs(2));
     let out = kit.bash(json!({"command": "echo \"a | tail -5\""})).await;
     assert_eq!(out.text(), "a | tail -5");
+}
+
+/// B5: only one pipeline whose stderr flows into `tail` is rewritten; anything else runs as
+/// written, so nothing bash would show is hidden under the window.
+#[tokio::test]
+async fn tail_of_part_of_the_output_runs_as_written() {
+    let kit = Kit::new();
+    let out = kit.bash(json!({"command": "echo first; seq 1 10 | tail -n 2"})).await;
+    assert_eq!(out.text(), "first\n9\n10");
+    assert_eq!(out.field("normalized"), json!(null));
+    let out = kit.bash(json!({"command": "echo oops >&2; seq 1 10 | tail -n 2"})).await;
+    assert_eq!(out.text(), "oops\n9\n10");
+    let command = "(seq 1 5; echo warning >&2; seq 6 9) | tail -n 2";
+    let out = kit.bash(json!({"command": command})).await;
+    assert_eq!(out.text(), "warning\n8\n9");
+    assert_eq!(out.field("normalized"), json!(null));
+    let out = kit.bash(json!({"command": "sh -c 'seq 1 5; echo warning >&2' | tail -n 2"})).await;
+    assert_eq!(out.text(), "warning\n4\n5");
+    // With the merge the window applies, and `cd` is taken off first.
+    let out = kit
+        .bash(json!({"command": "cd / && sh -c 'echo warning >&2; seq 1 5' 2>&1 | tail -n 2"}))
+        .await;
+    assert_eq!(out.field("normalized"), json!({"removed": "| tail -n 2", "tail": 2}));
+    assert!(out.text().starts_with("[... 4 lines"), "{}", out.text());
+    assert!(out.text().contains("\n4\n5\n[Showing lines 5-6 of 6"), "{}", out.text());
+    assert_eq!(out.field("cwd"), json!("/"));
+    // Never under a PTY, where dropping the stage would make the producer write to a terminal.
+    let out = kit.bash(json!({"command": "seq 1 5 2>&1 | tail -n 2", "pty": true})).await;
+    assert_eq!(out.field("normalized"), json!(null));
 }
 
 #[tokio::test]
@@ -262,4 +291,24 @@ async fn leading_cd_before_a_subshell() {
         "{}",
         out.text()
     );
+}
+
+/// B11: a symlink loop or an over-long path is reported for what it is, not as missing.
+#[tokio::test]
+async fn cwd_errors_name_the_real_cause() {
+    let kit = Kit::new();
+    let looped = kit.work().join("loop");
+    std::os::unix::fs::symlink(&looped, &looped).unwrap();
+    let out = kit.bash(json!({"command": "pwd", "cwd": "loop"})).await;
+    assert!(out.is_error());
+    assert!(out.text().starts_with("Working directory cannot be resolved: "), "{}", out.text());
+    let out = kit.bash(json!({"command": "cd loop && pwd"})).await;
+    assert!(out.text().contains("too many levels of symbolic links"), "{}", out.text());
+    assert!(out.text().ends_with("(from \"cd loop &&\")"), "{}", out.text());
+    let out = kit.bash(json!({"command": "pwd", "cwd": "x".repeat(5000)})).await;
+    assert!(out.text().starts_with("Working directory path is too long: "), "{}", out.text());
+    let file = kit.work().join("file");
+    std::fs::write(&file, "x").unwrap();
+    let out = kit.bash(json!({"command": "pwd", "cwd": "file/sub"})).await;
+    assert!(out.text().ends_with(&format!("({} is not a directory)", file.display())));
 }

@@ -238,3 +238,98 @@ async fn silent_commands_get_a_heartbeat() {
         events.iter().map(|e| e.elapsed_ms).collect::<Vec<_>>()
     );
 }
+
+async fn all_gone(marker: &str) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !pids_with(marker).is_empty() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    pids_with(marker).is_empty()
+}
+
+/// B31: 100 lingering processes are counted as 100, though the outcome lists at most 64.
+#[tokio::test]
+async fn a_hundred_lingering_processes_are_counted_right() {
+    let kit = Kit::with_vars(&[("EXECKIT_BASH_LINGERING", "kill")]);
+    let out = kit
+        .bash(json!({"command": "for i in $(seq 100); do sleep 1000.6161 & done; echo spawned"}))
+        .await;
+    let text = out.text();
+    assert!(
+        text.starts_with(
+            "spawned\n[100 processes are still running after the command exited: pid "
+        ),
+        "{text}"
+    );
+    assert!(text.contains(" and 97 more. Stopped them (TERM, then KILL after 2 s).]"), "{text}");
+    assert!(all_gone("sleep 1000.6161").await, "survivors after the kill");
+}
+
+/// B31/J3: at the job cap a foreground command's leftovers are stopped, and the result says why.
+#[tokio::test]
+async fn at_the_job_cap_leftovers_are_stopped_with_the_reason() {
+    let kit = Kit::with_vars(&[("EXECKIT_JOB_MAX_RUNNING", "1")]);
+    let job = kit.bash(json!({"command": "sleep 1000.7171", "async": true})).await;
+    assert!(!job.is_error(), "{}", job.text());
+    let out = kit.bash(json!({"command": "sleep 1000.7272 & echo hi"})).await;
+    let text = out.text();
+    assert!(
+        text.ends_with(
+            "(holds the output pipe). Stopped it (TERM, then KILL after 2 s), because the \
+             background job limit is reached (1 running).]"
+        ),
+        "{text}"
+    );
+    assert_eq!(out.field("lingering")["action"], json!("killed"));
+    assert!(all_gone("sleep 1000.7272").await, "the leftover survived");
+    kit.toolkit.close().await;
+    assert!(all_gone("sleep 1000.7171").await, "the job survived close");
+}
+
+fn one_shot_kit(dir: &tempfile::TempDir) -> execkit::Toolkit {
+    execkit::Toolkit::builder()
+        .cwd(dir.path())
+        .var("EXECKIT_ARTIFACT_DIR", dir.path().join("artifacts").to_string_lossy())
+        .var("EXECKIT_BASH_SNAPSHOT", "off")
+        .var("EXECKIT_BASH_AUTO_BACKGROUND", "1")
+        .one_shot(true)
+        .build()
+        .expect("toolkit")
+}
+
+/// A one-shot Toolkit (`execkit call`, `execkit bash`) promises no job that would die with the
+/// process: `async` is refused, leftovers are stopped with the reason, nothing moves to the
+/// background.
+#[tokio::test]
+async fn one_shot_calls_promise_no_background_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let toolkit = one_shot_kit(&dir);
+    let call = |args| toolkit.call("bash", args, execkit::CallContext::default());
+    let out = call(json!({"command": "echo hi", "async": true})).await;
+    assert!(out.is_error);
+    assert!(
+        out.text().starts_with(
+            "Invalid argument \"async\": this one-shot call ends when it returns, and a \
+             background job would be killed with it;"
+        ),
+        "{}",
+        out.text()
+    );
+    let out = call(json!({"command": "sleep 1000.8181 & echo started"})).await;
+    let text = out.text();
+    assert!(text.starts_with("started\n[1 process is still running"), "{text}");
+    assert!(
+        text.ends_with(
+            "Stopped it (TERM, then KILL after 2 s), because this one-shot call ends with the \
+             command (keep processes running through the MCP server, execkit mcp, and the job \
+             tool).]"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("bg_"), "{text}");
+    assert!(all_gone("sleep 1000.8181").await, "the leftover survived");
+    // Auto-background (1 s here) does not apply: the call stays in the foreground.
+    let out = call(json!({"command": "sleep 1.5; echo done"})).await;
+    assert_eq!(out.text(), "done");
+    toolkit.close().await;
+}

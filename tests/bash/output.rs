@@ -33,6 +33,29 @@ async fn long_output_is_bounded_and_kept_whole() {
     assert_eq!(out.text(), "artifact://../../etc/passwd");
 }
 
+/// B8: an artifact URI in a heredoc body or a comment is data and stays as written; the same
+/// URI as a shell word after the heredoc is still replaced.
+#[tokio::test]
+async fn artifact_uris_in_heredocs_and_comments_are_data() {
+    let kit = Kit::new();
+    let out = kit.bash(json!({"command": "seq 1 30000"})).await;
+    let uri = out.field("artifact").as_str().unwrap().to_string();
+    let notes = kit.work().join("notes.md");
+    let command = format!(
+        "cat > notes.md <<'EOF'\nThe log is at {uri}\nEOF\ncat <<-END >> notes.md\n\t{uri} | tail -2\n\tEND\n\
+         wc -l < {uri} # and {uri}\ncat notes.md"
+    );
+    let out = kit.bash(json!({"command": command})).await;
+    assert_eq!(out.text(), format!("30000\nThe log is at {uri}\n{uri} | tail -2"));
+    assert_eq!(
+        std::fs::read_to_string(&notes).unwrap(),
+        format!("The log is at {uri}\n{uri} | tail -2\n")
+    );
+    let out = kit.bash(json!({"command": "cat <<EOF\nartifact://ffffffff\nEOF"})).await;
+    assert_eq!(out.text(), "artifact://ffffffff");
+    assert!(!out.is_error());
+}
+
 #[tokio::test]
 async fn hostile_bytes() {
     let kit = Kit::new();

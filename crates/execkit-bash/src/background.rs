@@ -164,7 +164,7 @@ impl BashRunner {
             run_cancel.cancel();
             let Ok(mut outcome) = outcome else { return };
             mark_cancelled_kill(&mut outcome, &job_cancel);
-            let lingering = runner.kill_lingering(&outcome);
+            let lingering = runner.kill_lingering(&outcome, None);
             let Some(observer) = Arc::try_unwrap(observer).ok() else { return };
             let observer = observer.into_inner().unwrap_or_else(|e| e.into_inner());
             let result = runner.explain(&request, info, outcome, observer, lingering);

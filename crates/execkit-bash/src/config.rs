@@ -59,6 +59,10 @@ pub struct BashConfig {
     pub input_wait: Option<Duration>,
     /// `EXECKIT_NO_PTY=1`.
     pub no_pty: bool,
+    /// The process ends with its one call (`execkit call`, `execkit bash`): `async` is refused,
+    /// nothing moves to the background, and processes a command leaves running are stopped
+    /// with the reason said, since no job could outlive the call. Set by the front end.
+    pub one_shot: bool,
     pub(crate) rules: Rules,
     /// Problems found while reading the configuration, for doctor.
     pub notes: Vec<String>,
@@ -121,6 +125,7 @@ impl BashConfig {
             auto_background,
             input_wait,
             no_pty: lookup("EXECKIT_NO_PTY").as_deref() == Some("1"),
+            one_shot: false,
             rules,
             notes,
         })

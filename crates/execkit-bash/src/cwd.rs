@@ -28,27 +28,65 @@ fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-/// B11: the directory must exist, be a directory, and be searchable.
+/// B11: the directory must exist, be a directory, and be searchable. Each failure names its
+/// real cause: a symlink loop or an over-long path is not reported as "does not exist".
 pub(crate) fn check(dir: &Path, base: &Path) -> Result<(), String> {
+    let denied =
+        || format!("Working directory is not accessible: {} (permission denied)", dir.display());
     match std::fs::metadata(dir) {
-        Err(err) if err.kind() == std::io::ErrorKind::PermissionDenied => Err(format!(
-            "Working directory is not accessible: {} (permission denied)",
-            dir.display()
-        )),
-        Err(_) => Err(format!(
-            "Working directory does not exist: {} (resolved against {})",
-            dir.display(),
-            base.display()
-        )),
+        Err(err) => Err(match err.raw_os_error() {
+            Some(libc::EACCES) | Some(libc::EPERM) => denied(),
+            Some(libc::ENOENT) => format!(
+                "Working directory does not exist: {} (resolved against {})",
+                dir.display(),
+                base.display()
+            ),
+            Some(libc::ENOTDIR) => match file_ancestor(dir) {
+                Some(file) => format!(
+                    "Working directory is not a directory: {} ({} is not a directory)",
+                    dir.display(),
+                    file.display()
+                ),
+                None => format!("Working directory is not a directory: {}", dir.display()),
+            },
+            Some(libc::ELOOP) => format!(
+                "Working directory cannot be resolved: {} (too many levels of symbolic links; \
+                 a symlink loop?)",
+                dir.display()
+            ),
+            Some(libc::ENAMETOOLONG) => format!(
+                "Working directory path is too long: {} ({} bytes; the limits are {} bytes per \
+                 path and {} per name)",
+                shortened(dir),
+                dir.as_os_str().len(),
+                libc::PATH_MAX - 1,
+                255
+            ),
+            _ => format!("Working directory cannot be used: {} ({err})", shortened(dir)),
+        }),
         Ok(meta) if !meta.is_dir() => {
             Err(format!("Working directory is not a directory: {}", dir.display()))
         }
-        Ok(_) if !searchable(dir) => Err(format!(
-            "Working directory is not accessible: {} (permission denied)",
-            dir.display()
-        )),
+        Ok(_) if !searchable(dir) => Err(denied()),
         Ok(_) => Ok(()),
     }
+}
+
+/// The first ancestor of `dir` that exists and is not a directory.
+fn file_ancestor(dir: &Path) -> Option<&Path> {
+    let mut ancestors: Vec<&Path> = dir.ancestors().skip(1).collect();
+    ancestors.reverse();
+    ancestors.into_iter().find(|a| std::fs::metadata(a).is_ok_and(|m| !m.is_dir()))
+}
+
+/// A path cut to 100 characters, for messages about paths that may be kilobytes long.
+fn shortened(dir: &Path) -> String {
+    let text = dir.display().to_string();
+    if text.chars().count() <= 100 {
+        return text;
+    }
+    let head: String = text.chars().take(100).collect();
+    format!("{head}…")
 }
 
 /// `cd` needs search (x) permission on the directory, not read permission.
@@ -85,5 +123,26 @@ mod tests {
         let file = dir.path().join("f");
         std::fs::write(&file, "x").unwrap();
         assert!(check(&file, dir.path()).unwrap_err().contains("is not a directory"));
+        assert_eq!(
+            check(&file.join("sub"), dir.path()).unwrap_err(),
+            format!(
+                "Working directory is not a directory: {}/sub ({} is not a directory)",
+                file.display(),
+                file.display()
+            )
+        );
+        let looped = dir.path().join("loop");
+        std::os::unix::fs::symlink(&looped, &looped).unwrap();
+        let err = check(&looped, dir.path()).unwrap_err();
+        assert!(err.starts_with("Working directory cannot be resolved: "), "{err}");
+        assert!(err.contains("too many levels of symbolic links"), "{err}");
+        let long = dir.path().join("a".repeat(5000));
+        let err = check(&long, dir.path()).unwrap_err();
+        assert!(err.starts_with("Working directory path is too long: "), "{err}");
+        assert!(err.contains("…"), "{err}");
+        assert!(err.len() < 300, "{err}");
+        let deep = dir.path().join(["abcdefgh"; 600].join("/"));
+        let err = check(&deep, dir.path()).unwrap_err();
+        assert!(err.starts_with("Working directory path is too long: "), "{err}");
     }
 }

@@ -18,6 +18,11 @@ use crate::runner::{BashExtras, BashRunner};
 
 /// Labels are the command's first line, cut at this many characters (J1).
 const LABEL_CHARS: usize = 80;
+/// How many lingering processes a run outcome lists at most (execkit-process's cap).
+const LINGERING_NAMED_MAX: usize = 64;
+/// Why a one-shot front end stops what a command leaves running.
+const ONE_SHOT_REASON: &str = "this one-shot call ends with the command (keep processes running \
+     through the MCP server, execkit mcp, and the job tool)";
 /// How often an adopted job checks whether its processes are gone.
 const ADOPTED_POLL: Duration = Duration::from_millis(250);
 
@@ -83,7 +88,7 @@ impl BashRunner {
             let limits = runner.run_limits(&request, started, run_cancel);
             let mut outcome = runner.drive(child, &mut observer, limits).await;
             crate::runner::mark_cancelled_kill(&mut outcome, &cancel);
-            let lingering = runner.kill_lingering(&outcome);
+            let lingering = runner.kill_lingering(&outcome, None);
             outcome.output = None;
             let result = runner.explain(&request, info, outcome, observer, lingering);
             slot.finish(job_end(&result));
@@ -112,7 +117,10 @@ impl BashRunner {
             return LingeringAction::None;
         }
         if self.inner.config.lingering == LingeringPolicy::Kill {
-            return self.kill_lingering(outcome);
+            return self.kill_lingering(outcome, None);
+        }
+        if self.inner.config.one_shot {
+            return self.kill_lingering(outcome, Some(ONE_SHOT_REASON.to_string()));
         }
         let first = &outcome.lingering[0];
         let start = JobStart {
@@ -123,8 +131,12 @@ impl BashRunner {
             adopted: true,
             began: None,
         };
-        let Ok(slot) = self.inner.deps.jobs.register(start) else {
-            return self.kill_lingering(outcome);
+        let slot = match self.inner.deps.jobs.register(start) {
+            Ok(slot) => slot,
+            Err(full) => {
+                let why = format!("the background job limit is reached ({} running)", full.running);
+                return self.kill_lingering(outcome, Some(why));
+            }
         };
         let mut config = SinkConfig::from_limits(&self.inner.deps.limits);
         config.spill_from_start = true;
@@ -136,20 +148,38 @@ impl BashRunner {
         let tree = outcome.tree.clone();
         let pipe = outcome.output.take();
         let grace = self.kill_grace();
+        let total = lingering_total(outcome);
         tokio::spawn(watch_adopted(Adopted { tree, pipe, sink, slot, grace, deadline }));
-        LingeringAction::Adopted(id)
+        LingeringAction::Adopted { id, total }
     }
 
-    /// Kills lingering members in the background; the call never waits on them.
-    pub(crate) fn kill_lingering(&self, outcome: &RunOutcome) -> LingeringAction {
+    /// Kills lingering members in the background; the call never waits on them. `why` is said
+    /// in the result when the caller did not ask for the kill.
+    pub(crate) fn kill_lingering(
+        &self,
+        outcome: &RunOutcome,
+        why: Option<String>,
+    ) -> LingeringAction {
         if outcome.lingering.is_empty() {
             return LingeringAction::None;
         }
+        let total = lingering_total(outcome);
         let tree = outcome.tree.clone();
         let grace = self.kill_grace();
         tokio::spawn(async move { tree.kill(grace).await });
-        LingeringAction::Killed
+        LingeringAction::Killed { total, why }
     }
+}
+
+/// Every lingering process: the outcome names at most 64, so beyond that the tree is counted.
+fn lingering_total(outcome: &RunOutcome) -> usize {
+    let named = outcome.lingering.len();
+    if named < LINGERING_NAMED_MAX {
+        return named;
+    }
+    let leader = outcome.tree.leader_pid();
+    let alive = outcome.tree.members().into_iter().filter(|pid| *pid != leader).count();
+    alive.max(named)
 }
 
 fn start_text(id: &str, request: &Request, artifact: Option<&str>) -> String {

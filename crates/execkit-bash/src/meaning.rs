@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::lexer::{self, single_pipeline};
+use crate::lexer::{self, Lexed, single_pipeline};
 
 /// A semantic reading of a non-zero exit code (B34).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -21,11 +21,13 @@ pub enum ExitMeaning {
 /// Wrappers skipped to find the real command word.
 const WRAPPERS: &[&str] = &["command", "env", "time", "nice", "sudo"];
 
-/// The meaning of `code` for `command`, with its text: `(ExitMeaning::NoMatch, "no lines matched")`.
-pub(crate) fn exit_meaning(command: &str, code: i32) -> Option<(ExitMeaning, String)> {
-    let lexed = lexer::lex(command);
-    let stages = single_pipeline(&lexed)?;
-    let last = stages.last()?;
+/// The meaning of `code` for a command that is one pipeline of `stages` (the lexer's reading;
+/// `None` for anything else), with its text: `(ExitMeaning::NoMatch, "no lines matched")`.
+pub(crate) fn exit_meaning(
+    stages: Option<&[Vec<String>]>,
+    code: i32,
+) -> Option<(ExitMeaning, String)> {
+    let last = stages?.last()?;
     let words = command_words(last);
     let word = words.first().map(|w| basename(w)).unwrap_or_default();
     let arg = |a: &str| words.iter().skip(1).any(|w| w == a || w.starts_with(&format!("{a}=")));
@@ -99,9 +101,9 @@ pub enum CommandKind {
     Other,
 }
 
-pub(crate) fn command_kind(command: &str) -> CommandKind {
-    let lexed = lexer::lex(command);
-    let Some(stages) = single_pipeline(&lexed) else { return CommandKind::Other };
+pub(crate) fn command_kind(lexed: &Lexed) -> CommandKind {
+    let stages = if lexed.unsure { None } else { single_pipeline(lexed.trimmed()) };
+    let Some(stages) = stages else { return CommandKind::Other };
     let mut kind = None;
     for stage in &stages {
         let words = command_words(stage);
@@ -149,7 +151,11 @@ mod tests {
 
     #[test]
     fn meanings() {
-        let m = |c: &str, code| exit_meaning(c, code).map(|m| m.1);
+        let m = |c: &str, code| {
+            let lexed = lexer::lex(c);
+            let stages = if lexed.unsure { None } else { single_pipeline(lexed.trimmed()) };
+            exit_meaning(stages.as_deref(), code).map(|m| m.1)
+        };
         assert_eq!(m("grep zzz /etc/hostname", 1).as_deref(), Some("no lines matched"));
         assert_eq!(m("LC_ALL=C command grep x f", 1).as_deref(), Some("no lines matched"));
         assert_eq!(m("cat f | grep x", 1).as_deref(), Some("no lines matched"));
@@ -168,6 +174,7 @@ mod tests {
 
     #[test]
     fn kinds() {
+        let command_kind = |c: &str| command_kind(&lexer::lex(c));
         assert_eq!(command_kind("grep -rn foo . | sort | uniq"), CommandKind::Search);
         assert_eq!(command_kind("cat a.txt"), CommandKind::Read);
         assert_eq!(command_kind("sed -n 1,5p f"), CommandKind::Read);

@@ -1,11 +1,14 @@
 //! Normalisation of the command before it runs (B5, B7, B8).
 //!
-//! Each rewrite is taken only when the lexer saw the relevant part of the command exactly;
-//! when unsure, the command runs as written.
+//! Every rewrite reads the tokens of the command's one lexing ([`plan`]), so a heredoc body or a
+//! comment is never rewritten. Each rewrite is taken only when the lexer saw the relevant part of
+//! the command exactly; when unsure, the command runs as written.
+
+use std::ops::Range;
 
 use serde::Serialize;
 
-use crate::lexer::{self, Lexed, Op, Token};
+use crate::lexer::{Lexed, Op, Span, Token, single_pipeline};
 
 /// The largest `| tail -n N` that becomes the tail window (O6's line cap).
 const MAX_TAIL_LINES: u64 = 100_000;
@@ -17,40 +20,108 @@ pub struct TailRewrite {
     pub tail: u64,
 }
 
-/// Removes a trailing `| tail -n N` stage (B5). Returns the shortened command and what was
-/// removed, or `None` to run the command as written.
-pub(crate) fn strip_trailing_tail(command: &str) -> Option<(String, TailRewrite)> {
-    let command = command.trim_end();
-    let lexed = lexer::lex(command);
-    if lexed.unsure {
+/// Which rewrites the call allows: `cd` only without a `cwd` argument, `tail` only without
+/// `head`/`tail` arguments and without a PTY.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Allowed {
+    pub cd: bool,
+    pub tail: bool,
+}
+
+/// What normalisation makes of a command, read off its one lexing.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Plan {
+    /// Leading `cd <dir> &&` prefixes taken off (B7), in order.
+    pub cd_steps: Vec<CdStep>,
+    /// The bytes of the command that run (after the `cd` prefixes, before a removed tail stage).
+    pub kept: Range<usize>,
+    pub tail: Option<TailRewrite>,
+    /// Artifact URI words inside `kept` (B8), in order.
+    pub artifacts: Vec<UriWord>,
+    /// The kept command's stages when it is one pipeline the lexer saw exactly (for B34).
+    pub stages: Option<Vec<Vec<String>>>,
+}
+
+pub(crate) fn plan(command: &str, lexed: &Lexed, allowed: Allowed) -> Plan {
+    let tokens = &lexed.tokens;
+    let mut range = lexed.trimmed_range();
+    let mut kept = 0..command.len();
+    let mut cd_steps = Vec::new();
+    while let Some((step, and_end)) =
+        allowed.cd.then(|| one_cd(command, &tokens[range.clone()])).flatten()
+    {
+        cd_steps.push(step);
+        range.start += 3;
+        let rest = &command[and_end..];
+        kept.start = and_end + (rest.len() - rest.trim_start().len());
+    }
+    let mut tail = None;
+    let found = (allowed.tail && !lexed.unsure)
+        .then(|| trailing_tail(command, &tokens[range.clone()]))
+        .flatten();
+    if let Some((pipe_index, rewrite, pipe)) = found {
+        range.end = range.start + pipe_index;
+        kept.end = kept.start.max(command[..pipe.start].trim_end().len());
+        tail = Some(rewrite);
+    }
+    let kept_tokens = &tokens[range];
+    let artifacts = artifact_words(command, kept_tokens, &kept);
+    let stages = if lexed.unsure { None } else { single_pipeline(kept_tokens) };
+    Plan { cd_steps, kept, tail, artifacts, stages }
+}
+
+/// B5: a trailing `| tail -n N` stage of a command that is one pipeline whose stderr flows
+/// into the pipe. Returns the pipe's token index, the rewrite and the pipe's span.
+fn trailing_tail(command: &str, tokens: &[Token]) -> Option<(usize, TailRewrite, Span)> {
+    let separated = tokens.iter().any(|t| match t {
+        Token::Op { op, .. } => op.separates_commands(),
+        Token::Heredoc { .. } | Token::Comment { .. } => true,
+        Token::Word { .. } => false,
+    });
+    if separated {
         return None;
     }
-    let pipe_index = lexed.tokens.iter().rposition(|t| matches!(t, Token::Op { .. }))?;
-    let Token::Op { op: Op::Pipe | Op::PipeAll, span: pipe } = lexed.tokens[pipe_index] else {
+    let pipe_index = tokens.iter().rposition(|t| matches!(t, Token::Op { .. }))?;
+    let Token::Op { op: Op::Pipe | Op::PipeAll, span: pipe } = tokens[pipe_index] else {
         return None;
     };
-    if pipe_index == 0 || !matches!(lexed.tokens[pipe_index - 1], Token::Word { .. }) {
+    if pipe_index == 0 || !stderr_merged(&tokens[..=pipe_index]) {
         return None;
     }
-    let stage: Vec<&Token> = lexed.tokens[pipe_index + 1..].iter().collect();
-    let words: Vec<(&str, bool)> = stage
-        .iter()
-        .filter_map(|t| match t {
-            Token::Word { text, quoted, .. } => Some((text.as_str(), *quoted)),
-            Token::Op { .. } => None,
-        })
-        .collect();
-    if words.iter().any(|(_, quoted)| *quoted) {
-        return None;
+    let mut words = Vec::new();
+    for token in &tokens[pipe_index + 1..] {
+        match token {
+            Token::Word { text, quoted: false, span } => words.push((text.as_str(), span.end)),
+            _ => return None,
+        }
     }
-    let words: Vec<&str> = words.into_iter().map(|(w, _)| w).collect();
-    let lines = tail_lines(&words)?;
-    let kept = command[..pipe.start].trim_end().to_string();
-    if kept.is_empty() {
-        return None;
+    let end = words.last()?.1;
+    let texts: Vec<&str> = words.iter().map(|w| w.0).collect();
+    let lines = tail_lines(&texts)?;
+    let removed = command[pipe.start..end].to_string();
+    Some((pipe_index, TailRewrite { removed, tail: lines }, pipe))
+}
+
+/// Every pipe sends its stage's stderr along: `|&`, or `2>&1` as the stage's last redirection.
+/// Otherwise some stderr would bypass `tail` in bash, and the window must not hide it.
+fn stderr_merged(tokens: &[Token]) -> bool {
+    let mut last_redirect = None;
+    for token in tokens {
+        match token {
+            Token::Op { op: Op::PipeAll, .. } => last_redirect = None,
+            Token::Op { op: Op::Pipe, .. } => {
+                if last_redirect != Some(Op::MergeStderr) {
+                    return false;
+                }
+                last_redirect = None;
+            }
+            Token::Op { op: op @ (Op::Redirect | Op::MergeStderr), .. } => {
+                last_redirect = Some(*op)
+            }
+            _ => {}
+        }
     }
-    let removed = command[pipe.start..].trim().to_string();
-    Some((kept, TailRewrite { removed, tail: lines }))
+    true
 }
 
 fn tail_lines(words: &[&str]) -> Option<u64> {
@@ -87,27 +158,15 @@ pub(crate) struct CdStep {
     pub source: String,
 }
 
-/// Takes leading `cd <dir> &&` prefixes off the command. Returns the steps and the rest.
-pub(crate) fn strip_leading_cd(command: &str) -> (Vec<CdStep>, String) {
-    let mut steps = Vec::new();
-    let mut rest = command.trim_start().to_string();
-    while let Some((step, remainder)) = one_cd(&rest) {
-        steps.push(step);
-        rest = remainder;
-    }
-    (steps, rest)
-}
-
-fn one_cd(command: &str) -> Option<(CdStep, String)> {
-    let lexed: Lexed = lexer::lex(command);
-    let mut tokens = lexed.tokens.iter();
-    let Some(Token::Word { text, quoted: false, .. }) = tokens.next() else { return None };
-    if text != "cd" {
-        return None;
-    }
-    let Some(Token::Word { span: dir_span, text: dir, .. }) = tokens.next() else { return None };
-    let Some(Token::Op { op: Op::And, span: and_span }) = tokens.next() else { return None };
-    if let Some(Token::Op { .. }) = tokens.next() {
+/// One `cd <dir> &&` at the start of `tokens`: the step and where the `&&` ends.
+fn one_cd(command: &str, tokens: &[Token]) -> Option<(CdStep, usize)> {
+    let [cd, dir, and, next, ..] = tokens else { return None };
+    let Token::Word { text, quoted: false, .. } = cd else { return None };
+    let Token::Word { span: dir_span, text: dir, .. } = dir else { return None };
+    let Token::Op { op: Op::And, span: and_span } = and else { return None };
+    // Something must follow; the next token may come after syntax the lexer skips (a `(`
+    // opening a subshell).
+    if text != "cd" || !matches!(next, Token::Word { .. }) {
         return None;
     }
     let raw = &command[dir_span.start..dir_span.end];
@@ -119,14 +178,12 @@ fn one_cd(command: &str) -> Option<(CdStep, String)> {
     {
         return None;
     }
-    // The rest is taken from the text after `&&`, not from the next token, which may follow
-    // syntax the lexer skips (a `(` opening a subshell).
-    let rest = command[and_span.end..].trim_start().to_string();
-    if rest.trim().is_empty() {
-        return None;
-    }
-    let source = command[..and_span.end].trim().to_string();
-    Some((CdStep { dir: dir.clone(), source }, rest))
+    let cd_start = match cd {
+        Token::Word { span, .. } => span.start,
+        _ => return None,
+    };
+    let source = command[cd_start..and_span.end].trim().to_string();
+    Some((CdStep { dir: dir.clone(), source }, and_span.end))
 }
 
 fn is_home_form(dir: &str) -> bool {
@@ -154,24 +211,20 @@ pub(crate) struct UriWord {
     pub id: String,
 }
 
-/// Finds shell words that are exactly `artifact://<8 hex>`, unquoted or fully quoted.
-pub(crate) fn artifact_words(command: &str) -> Vec<UriWord> {
-    if !command.contains("artifact://") {
-        return Vec::new();
-    }
-    lexer::lex(command)
-        .tokens
+/// Shell words inside `kept` that are exactly `artifact://<8 hex>`, unquoted or fully quoted.
+/// Heredoc bodies and comments are separate tokens, so a URI there is never a word.
+fn artifact_words(command: &str, tokens: &[Token], kept: &Range<usize>) -> Vec<UriWord> {
+    tokens
         .iter()
         .filter_map(|t| match t {
-            Token::Word { span, .. } => {
+            Token::Word { span, .. } if kept.start <= span.start && span.end <= kept.end => {
                 let raw = &command[span.start..span.end];
-                let inner = unquote_whole(raw)?;
-                let id = inner.strip_prefix("artifact://")?;
+                let id = unquote_whole(raw)?.strip_prefix("artifact://")?;
                 let valid = id.len() == 8
                     && id.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
                 valid.then(|| UriWord { start: span.start, end: span.end, id: id.to_string() })
             }
-            Token::Op { .. } => None,
+            _ => None,
         })
         .collect()
 }
@@ -193,9 +246,26 @@ pub(crate) fn shell_quote(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lexer::lex;
+
+    const ALL: Allowed = Allowed { cd: true, tail: true };
+
+    fn plan_of(cmd: &str) -> Plan {
+        plan(cmd, &lex(cmd), ALL)
+    }
 
     fn tail(cmd: &str) -> Option<(String, u64, String)> {
-        strip_trailing_tail(cmd).map(|(c, r)| (c, r.tail, r.removed))
+        let plan = plan_of(cmd);
+        plan.tail.map(|r| (cmd[plan.kept].to_string(), r.tail, r.removed))
+    }
+
+    fn cd(cmd: &str) -> (Vec<CdStep>, String) {
+        let plan = plan_of(cmd);
+        (plan.cd_steps, cmd[plan.kept].to_string())
+    }
+
+    fn uris(cmd: &str) -> Vec<String> {
+        plan_of(cmd).artifacts.into_iter().map(|w| w.id).collect()
     }
 
     #[test]
@@ -204,11 +274,15 @@ mod tests {
             tail("cargo build 2>&1 | tail -20"),
             Some(("cargo build 2>&1".into(), 20, "| tail -20".into()))
         );
-        assert_eq!(tail("seq 1 100 | tail -n 3").map(|t| t.1), Some(3));
-        assert_eq!(tail("seq 1 100 | tail -n3").map(|t| t.1), Some(3));
+        assert_eq!(tail("seq 1 100 2>&1 | tail -n 3").map(|t| t.1), Some(3));
+        assert_eq!(tail("seq 1 100 2>&1 | tail -n3").map(|t| t.1), Some(3));
         assert_eq!(tail("seq 1 100 |& tail --lines=7").map(|t| t.1), Some(7));
-        assert_eq!(tail("seq 1 100 | tail --lines 7").map(|t| t.1), Some(7));
-        assert_eq!(tail("make; seq 9 | tail -2").map(|t| t.0), Some("make; seq 9".into()));
+        assert_eq!(tail("seq 1 100 |& tail --lines 7").map(|t| t.1), Some(7));
+        assert_eq!(tail("a 2>&1 | b |& tail -2").map(|t| t.0), Some("a 2>&1 | b".into()));
+        assert_eq!(tail("make >log 2>&1 | tail -2").map(|t| t.1), Some(2));
+        assert_eq!(tail("make 2>&1 | tail -2\n").map(|t| t.2), Some("| tail -2".into()));
+        // The `cd` prefix becomes the cwd first; what is left is one pipeline.
+        assert_eq!(tail("cd a && make 2>&1 | tail -2").map(|t| t.0), Some("make 2>&1".into()));
     }
 
     #[test]
@@ -218,15 +292,27 @@ mod tests {
             "x || tail -5",
             "tail -5 file",
             "| tail -5",
-            "seq 9 | tail -f",
-            "seq 9 | tail -n +2",
-            "seq 9 | tail -5 file",
-            "seq 9 | tail -n 0",
-            "seq 9 | tail -n 100001",
-            "echo $(seq 9 | tail -2)",
-            "seq 9 | tail -2 &",
-            "seq 9 | tail -2; echo",
-            "seq 9 | 'tail' -2",
+            "seq 9 |& tail -f",
+            "seq 9 |& tail -n +2",
+            "seq 9 |& tail -5 file",
+            "seq 9 |& tail -n 0",
+            "seq 9 |& tail -n 100001",
+            "echo $(seq 9 |& tail -2)",
+            "seq 9 |& tail -2 &",
+            "seq 9 |& tail -2; echo",
+            "seq 9 |& 'tail' -2",
+            // Not one pipeline: bash applies `tail` to the last one only.
+            "echo first; seq 1 10 |& tail -n 2",
+            "make && seq 9 2>&1 | tail -2",
+            "echo first\nseq 9 2>&1 | tail -2",
+            // stderr not merged into the pipe: it bypasses `tail` in bash.
+            "make | tail -n 5",
+            "seq 1 10 | tail -n 2",
+            "a | b 2>&1 | tail -2",
+            "make 2>&1 >/dev/null | tail -2",
+            // Heredoc and comment lines are data.
+            "cat <<EOF 2>&1 | tail -1\nx\nEOF",
+            "seq 9 2>&1 # | tail -2",
         ] {
             assert_eq!(tail(cmd), None, "{cmd}");
         }
@@ -234,13 +320,14 @@ mod tests {
 
     #[test]
     fn leading_cd() {
-        let (steps, rest) = strip_leading_cd("cd a && cd 'b c' && make -j2");
+        let (steps, rest) = cd("cd a && cd 'b c' && make -j2");
         assert_eq!(steps.iter().map(|s| s.dir.as_str()).collect::<Vec<_>>(), ["a", "b c"]);
         assert_eq!(steps[0].source, "cd a &&");
         assert_eq!(rest, "make -j2");
-        assert_eq!(strip_leading_cd("cd ~/x && ls").0[0].dir, "~/x");
-        assert_eq!(strip_leading_cd("cd sub && (echo hi)").1, "(echo hi)");
-        assert!(strip_leading_cd("cd '~' && pwd").0.is_empty());
+        assert_eq!(cd("cd ~/x && ls").0[0].dir, "~/x");
+        assert_eq!(cd("cd sub && (echo hi)").1, "(echo hi)");
+        assert_eq!(cd("cd sub && cat <<E\nx\nE").1, "cat <<E\nx\nE");
+        assert!(cd("cd '~' && pwd").0.is_empty());
         for cmd in [
             "cd && ls",
             "cd - && ls",
@@ -252,19 +339,67 @@ mod tests {
             "cd \"$X\" && ls",
             "cd a*b && ls",
         ] {
-            assert!(strip_leading_cd(cmd).0.is_empty(), "{cmd}");
+            assert!(cd(cmd).0.is_empty(), "{cmd}");
         }
+        let plan = plan("cd a && ls", &lex("cd a && ls"), Allowed { cd: false, tail: true });
+        assert!(plan.cd_steps.is_empty());
     }
 
     #[test]
     fn artifact_uris() {
-        let words = artifact_words("grep -n x artifact://3f9a0c12 'artifact://00000000'");
-        assert_eq!(words.len(), 2);
-        assert_eq!(words[0].id, "3f9a0c12");
-        assert!(artifact_words("cat artifact://../../etc/passwd").is_empty());
-        assert!(artifact_words("echo \"see artifact://3f9a0c12 here\"").is_empty());
-        assert!(artifact_words("cat xartifact://3f9a0c12").is_empty());
-        assert!(artifact_words("cat artifact://3F9A0C12").is_empty());
+        assert_eq!(
+            uris("grep -n x artifact://3f9a0c12 'artifact://00000000'"),
+            ["3f9a0c12", "00000000"]
+        );
+        assert!(uris("cat artifact://../../etc/passwd").is_empty());
+        assert!(uris("echo \"see artifact://3f9a0c12 here\"").is_empty());
+        assert!(uris("cat xartifact://3f9a0c12").is_empty());
+        assert!(uris("cat artifact://3F9A0C12").is_empty());
         assert_eq!(shell_quote("a'b"), "'a'\\''b'");
+    }
+
+    #[test]
+    fn odd_input_never_panics() {
+        for cmd in [
+            "<<",
+            "<<\n",
+            "cat <<'",
+            "cat <<E\n",
+            "2>&1",
+            "#",
+            "\n\n",
+            "ä<<ö\nö\nö",
+            "a\\",
+            "cd",
+            "cd a &&",
+            "| tail -1",
+            "2>&1 |& tail -2",
+            "cat <<-\n\t\n",
+            "x <<A <<B\nA",
+            "cd é && ü 2>&1 | tail -3 # ß",
+            "$(",
+            "`",
+            "'",
+            "\"",
+            "cat <<EOF\nartifact://",
+        ] {
+            let plan = plan_of(cmd);
+            assert!(plan.kept.start <= plan.kept.end && plan.kept.end <= cmd.len(), "{cmd}");
+            let _ = &cmd[plan.kept];
+        }
+        assert_eq!(tail("cd é && ü 2>&1 | tail -3 # ß").map(|t| t.0), Some("ü 2>&1".into()));
+    }
+
+    #[test]
+    fn artifact_uris_in_data_are_kept() {
+        let heredoc =
+            "cat > f <<'EOF'\nThe log is at artifact://3f9a0c12\n  artifact://3f9a0c12\nEOF";
+        assert!(uris(heredoc).is_empty());
+        assert!(uris("cat <<-EOF\n\tartifact://3f9a0c12\n\tEOF").is_empty());
+        assert!(uris("cat <<EOF\nartifact://3f9a0c12\nEOF").is_empty());
+        assert!(uris("ls # artifact://3f9a0c12").is_empty());
+        // The same URI as a word after the heredoc is still a word.
+        assert_eq!(uris("cat <<EOF\nx\nEOF\ncat artifact://3f9a0c12"), ["3f9a0c12"]);
+        assert_eq!(uris("cat <<A <<B artifact://3f9a0c12\nA\nB"), ["3f9a0c12"]);
     }
 }

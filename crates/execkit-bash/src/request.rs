@@ -11,10 +11,17 @@ use indexmap::IndexMap;
 
 use crate::config::BashConfig;
 use crate::cwd;
-use crate::normalize::{self, TailRewrite};
+use crate::lexer;
+use crate::meaning::{self, CommandKind};
+use crate::normalize::{self, Allowed, Plan, TailRewrite};
 
 /// The largest command accepted (B1).
 const MAX_COMMAND_BYTES: usize = 1 << 20;
+
+/// `async` in a one-shot front end, whose process (and every job in it) ends with the call.
+const ONE_SHOT_ASYNC: &str = "Invalid argument \"async\": this one-shot call ends when it returns, \
+     and a background job would be killed with it; run the command in the foreground, or start \
+     it through the MCP server (execkit mcp) and watch it with the job tool";
 
 /// A call that passed every check and is ready to spawn.
 #[derive(Debug, Clone)]
@@ -23,8 +30,12 @@ pub(crate) struct Request {
     pub original: String,
     /// The command that runs (normalised, artifact paths substituted, prefix applied).
     pub command: String,
-    /// The normalised command without the prefix: what exit meanings are read from.
+    /// The normalised command without the prefix: what rules are checked against.
     pub normalized_command: String,
+    /// The normalised command's stages when it is one pipeline: what exit meanings read (B34).
+    pub stages: Option<Vec<Vec<String>>>,
+    /// The original command's kind (B40).
+    pub kind: CommandKind,
     pub cwd: PathBuf,
     pub env: IndexMap<String, String>,
     pub timeout: ResolvedTimeout,
@@ -61,6 +72,9 @@ pub(crate) fn prepare(
 ) -> Result<Request, Rejection> {
     check_command(&params.command)?;
     let run_async = params.run_async.unwrap_or(false);
+    if run_async && config.one_shot {
+        return Err(Rejection::Invalid(ONE_SHOT_ASYNC.to_string()));
+    }
     let policy = if run_async { TimeoutPolicy::BASH_ASYNC } else { TimeoutPolicy::BASH };
     let timeout = resolve_timeout(params.timeout.as_ref(), policy, max_timeout)?;
     let mut notices: Vec<String> = timeout.notice.iter().cloned().collect();
@@ -79,38 +93,29 @@ pub(crate) fn prepare(
     let env = params.env.unwrap_or_default();
     validate_caller_env(&env)?;
 
-    let mut command = params.command.clone();
-    let mut normalized = None;
-    let rewrite = if head.is_none() && tail.is_none() {
-        normalize::strip_trailing_tail(&command)
-    } else {
-        None
-    };
-    if let Some((kept, rewrite)) = rewrite {
-        tail = Some(rewrite.tail);
-        command = kept;
-        normalized = Some(rewrite);
-    }
+    let pty = params.pty.unwrap_or(false);
     let requested_cwd = params.cwd.filter(|c| !c.is_empty());
+    // The command is lexed once; every rewrite and every later reading uses these tokens.
+    let lexed = lexer::lex(&params.command);
+    let allowed =
+        Allowed { cd: requested_cwd.is_none(), tail: head.is_none() && tail.is_none() && !pty };
+    let plan = normalize::plan(&params.command, &lexed, allowed);
+    if let Some(rewrite) = &plan.tail {
+        tail = Some(rewrite.tail);
+    }
     let base = &config.base_cwd;
     let mut dir = match &requested_cwd {
         Some(requested) => cwd::resolve(base, requested, home),
         None => base.clone(),
     };
     cwd::check(&dir, base).map_err(Rejection::Failed)?;
-    if requested_cwd.is_none() {
-        let (steps, rest) = normalize::strip_leading_cd(&command);
-        for step in &steps {
-            let next = cwd::resolve(&dir, &step.dir, home);
-            cwd::check(&next, &dir)
-                .map_err(|e| Rejection::Failed(format!("{e} (from \"{}\")", step.source)))?;
-            dir = next;
-        }
-        if !steps.is_empty() {
-            command = rest;
-        }
+    for step in &plan.cd_steps {
+        let next = cwd::resolve(&dir, &step.dir, home);
+        cwd::check(&next, &dir)
+            .map_err(|e| Rejection::Failed(format!("{e} (from \"{}\")", step.source)))?;
+        dir = next;
     }
-    command = substitute_artifacts(&command, store)?;
+    let mut command = substitute_artifacts(&params.command, &plan, store)?;
     let normalized_command = command.clone();
     if let Some(prefix) = &config.prefix {
         command = format!("{prefix} {command}");
@@ -125,8 +130,10 @@ pub(crate) fn prepare(
         head,
         tail,
         notices,
-        normalized,
-        pty: params.pty.unwrap_or(false),
+        normalized: plan.tail,
+        stages: plan.stages,
+        kind: meaning::command_kind(&lexed),
+        pty,
         run_async,
     })
 }
@@ -149,14 +156,16 @@ fn check_command(command: &str) -> Result<(), Rejection> {
     Ok(())
 }
 
-/// B8: shell words that are exactly `artifact://<id>` become the artifact's quoted path.
-fn substitute_artifacts(command: &str, store: Option<&ArtifactStore>) -> Result<String, Rejection> {
-    let words = normalize::artifact_words(command);
-    if words.is_empty() {
-        return Ok(command.to_string());
-    }
-    let mut out = command.to_string();
-    for word in words.iter().rev() {
+/// The kept part of the command, with B8's artifact words replaced by the artifacts' quoted
+/// paths.
+fn substitute_artifacts(
+    command: &str,
+    plan: &Plan,
+    store: Option<&ArtifactStore>,
+) -> Result<String, Rejection> {
+    let mut out = String::with_capacity(plan.kept.len());
+    let mut at = plan.kept.start;
+    for word in &plan.artifacts {
         let unknown = || {
             Rejection::Failed(format!(
                 "Unknown artifact in command: artifact://{} (not found or expired)",
@@ -165,8 +174,11 @@ fn substitute_artifacts(command: &str, store: Option<&ArtifactStore>) -> Result<
         };
         let (id, _) = ArtifactId::parse(&word.id).map_err(|_| unknown())?;
         let path = store.ok_or_else(unknown)?.out_path(&id).map_err(|_| unknown())?;
-        out.replace_range(word.start..word.end, &normalize::shell_quote(&path.to_string_lossy()));
+        out.push_str(&command[at..word.start]);
+        out.push_str(&normalize::shell_quote(&path.to_string_lossy()));
+        at = word.end;
     }
+    out.push_str(&command[at..plan.kept.end]);
     Ok(out)
 }
 

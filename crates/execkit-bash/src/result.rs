@@ -15,7 +15,7 @@ use serde_json::json;
 
 use crate::extras::{MAX_IMAGE_BYTES, find_image, image_notice, oversized_notice, take_hints};
 use crate::input_wait::{self, InputWait};
-use crate::meaning::{CommandKind, ExitMeaning, command_kind, exit_meaning, wanted_terminal};
+use crate::meaning::{CommandKind, ExitMeaning, exit_meaning, wanted_terminal};
 use crate::normalize::TailRewrite;
 use crate::request::Request;
 
@@ -83,8 +83,27 @@ struct Structured<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum LingeringAction {
     None,
-    Killed,
-    Adopted(String),
+    /// Stopped. `total` counts every lingering process (the outcome names at most 64);
+    /// `why` follows the stop when it was not asked for (a full job table, a one-shot call).
+    Killed {
+        total: usize,
+        why: Option<String>,
+    },
+    Adopted {
+        id: String,
+        total: usize,
+    },
+}
+
+impl LingeringAction {
+    fn total(&self) -> usize {
+        match self {
+            LingeringAction::None => 0,
+            LingeringAction::Killed { total, .. } | LingeringAction::Adopted { total, .. } => {
+                *total
+            }
+        }
+    }
 }
 
 /// The text of a finished sink alone: body (or `(no output)`) and footer.
@@ -175,7 +194,7 @@ impl Finished<'_> {
             match exit_code {
                 Some(0) => None,
                 Some(code) => {
-                    meaning = exit_meaning(&request.normalized_command, code);
+                    meaning = exit_meaning(request.stages.as_deref(), code);
                     Some(match &meaning {
                         Some((_, m)) => format!("Command exited with code {code} ({m})"),
                         None => format!("Command exited with code {code}"),
@@ -277,7 +296,7 @@ impl Finished<'_> {
             memory_peak_bytes: outcome.memory_peak_bytes,
             scrubbed_env: self.scrubbed.clone(),
             snapshot: self.snapshot_mode,
-            command_kind: command_kind(&request.original),
+            command_kind: request.kind,
             hints,
             prefix: self.prefix.clone(),
             input_wait: self.input_wait.clone(),
@@ -320,8 +339,8 @@ impl Finished<'_> {
 fn lingering_report(procs: &[Lingering], action: &LingeringAction) -> Option<LingeringReport> {
     let (action, job_id) = match action {
         LingeringAction::None => return None,
-        LingeringAction::Killed => ("killed", None),
-        LingeringAction::Adopted(id) => ("adopted", Some(id.clone())),
+        LingeringAction::Killed { .. } => ("killed", None),
+        LingeringAction::Adopted { id, .. } => ("adopted", Some(id.clone())),
     };
     Some(LingeringReport {
         processes: procs
@@ -337,16 +356,14 @@ fn lingering_report(procs: &[Lingering], action: &LingeringAction) -> Option<Lin
     })
 }
 
-/// B31's text for processes stopped after the command exited.
+/// B31's text for processes left running after the command exited.
 fn lingering_line(procs: &[Lingering], action: &LingeringAction) -> Option<String> {
     if procs.is_empty() || *action == LingeringAction::None {
         return None;
     }
-    let count = if procs.len() == 1 {
-        "1 process is".to_string()
-    } else {
-        format!("{} processes are", procs.len())
-    };
+    let total = action.total().max(procs.len());
+    let count =
+        if total == 1 { "1 process is".to_string() } else { format!("{total} processes are") };
     let named: Vec<String> = procs
         .iter()
         .take(NAMED_LINGERING)
@@ -356,13 +373,16 @@ fn lingering_line(procs: &[Lingering], action: &LingeringAction) -> Option<Strin
         })
         .collect();
     let mut list = named.join(", ");
-    if procs.len() > NAMED_LINGERING {
-        list.push_str(&format!(" and {} more", procs.len() - NAMED_LINGERING));
+    if total > named.len() {
+        list.push_str(&format!(" and {} more", total - named.len()));
     }
-    let it = if procs.len() == 1 { "it" } else { "them" };
+    let it = if total == 1 { "it" } else { "them" };
     let what = match action {
-        LingeringAction::Adopted(id) => {
+        LingeringAction::Adopted { id, .. } => {
             format!("Adopted as background job {id}; stop {it} with job {{\"cancel\": [\"{id}\"]}}")
+        }
+        LingeringAction::Killed { why: Some(why), .. } => {
+            format!("Stopped {it} (TERM, then KILL after 2 s), because {why}.")
         }
         _ => format!("Stopped {it} (TERM, then KILL after 2 s)."),
     };

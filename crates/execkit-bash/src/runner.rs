@@ -151,7 +151,8 @@ impl BashRunner {
             return self.start_job(request, bash, extras).await;
         }
         // With a 1 s deadline there is no moment before it to move the call (J17).
-        let movable = request.timeout.secs.is_none_or(|secs| secs > 1);
+        // Nor in a one-shot call, where the job would die with the process.
+        let movable = request.timeout.secs.is_none_or(|secs| secs > 1) && !inner.config.one_shot;
         match inner.config.auto_background.filter(|_| movable) {
             Some(after) => self.foreground_or_background(request, bash, extras, ctx, after).await,
             None => self.foreground(request, bash, extras, ctx).await,

@@ -6,7 +6,7 @@ use clap::Args;
 use execkit::{ToolResult, Toolkit};
 use serde_json::{Map, Value, json};
 
-use crate::call::call_interruptible;
+use crate::call::{call_interruptible, one_shot_toolkit};
 use crate::run::{self, EXIT_FAILURE, EXIT_OK};
 
 #[derive(Debug, Args)]
@@ -55,7 +55,9 @@ pub async fn run(cwd: Option<&Path>, args: BashArgs) -> anyhow::Result<i32> {
     if args.background {
         params.insert("async".into(), Value::Bool(true));
     }
-    let toolkit = run::toolkit(cwd)?;
+    // With --async this process waits for the job itself, so the job can live; otherwise the
+    // call is one-shot and processes left running are stopped with the reason said.
+    let toolkit = if args.background { run::toolkit(cwd)? } else { one_shot_toolkit(cwd)? };
     let outcome = run_and_print(&toolkit, Value::Object(params)).await;
     toolkit.close().await;
     outcome

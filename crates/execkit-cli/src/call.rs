@@ -39,7 +39,7 @@ pub async fn run(cwd: Option<&Path>, args: CallArgs) -> anyhow::Result<i32> {
         Ok(value) => value,
         Err(err) => return run::usage(format!("the arguments are not valid JSON: {err}")),
     };
-    let toolkit = run::toolkit(cwd)?;
+    let toolkit = one_shot_toolkit(cwd)?;
     let outcome = call_interruptible(&toolkit, &args.tool, value).await;
     toolkit.close().await;
     let (result, interrupted) = outcome?;
@@ -49,6 +49,17 @@ pub async fn run(cwd: Option<&Path>, args: CallArgs) -> anyhow::Result<i32> {
         None if result.is_error => EXIT_FAILURE,
         None => EXIT_OK,
     })
+}
+
+/// The Toolkit of a front end whose process ends with its one call: as `run::toolkit`, but bash
+/// refuses `async` and stops processes a command leaves running, saying why, instead of
+/// promising a background job that would die with the process.
+pub fn one_shot_toolkit(cwd: Option<&Path>) -> anyhow::Result<Toolkit> {
+    let mut builder = Toolkit::builder().subreaper(true).one_shot(true);
+    if let Some(cwd) = cwd {
+        builder = builder.cwd(cwd);
+    }
+    builder.build().map_err(|reason| anyhow::anyhow!("failed to start the toolkit: {reason}"))
 }
 
 /// Runs one call; SIGINT, SIGTERM or SIGHUP cancels it (killing what it started) and the

@@ -90,6 +90,9 @@ pub(crate) struct Job {
     pub reported: bool,
     /// Another tool's result has announced it (J9).
     pub announced: bool,
+    /// Retention counts from here: the finish, or a later announcement, so an announced job
+    /// can still be read with the poll its announcement points to.
+    pub kept_from: Option<Instant>,
 }
 
 impl Job {
@@ -145,11 +148,15 @@ impl JobTable {
         &self.inner.config
     }
 
-    /// Locks the state, first forgetting finished jobs past retention (J7).
+    /// Locks the state, first forgetting finished jobs past retention (J7). A finished job
+    /// nothing has reported or announced yet is kept: it must not vanish unannounced.
     pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
         let mut state = self.inner.state.lock().unwrap_or_else(|e| e.into_inner());
         let retention = self.inner.config.retention;
-        state.jobs.retain(|_, job| job.finished.is_none_or(|at| at.elapsed() <= retention));
+        state.jobs.retain(|_, job| {
+            let untold = job.end.is_some() && !job.reported && !job.announced;
+            untold || job.kept_from.is_none_or(|at| at.elapsed() <= retention)
+        });
         state
     }
 
@@ -182,6 +189,7 @@ impl JobTable {
                 tail: String::new(),
                 reported: false,
                 announced: false,
+                kept_from: None,
             },
         );
         Ok(JobSlot { table: self.clone(), id, cancel, done: false })
@@ -197,8 +205,10 @@ impl JobTable {
             .collect();
         let total = due.len();
         let mut lines = Vec::new();
+        let now = Instant::now();
         for job in due.into_iter().take(ANNOUNCE_MAX) {
             job.announced = true;
+            job.kept_from = Some(now);
             lines.push(format!(
                 "[Background job {} finished: {}, after {:.1} s. Read it with job {{\"poll\": [\"{}\"]}}]",
                 job.id_text(),
@@ -247,6 +257,7 @@ impl JobTable {
             if let Some(job) = state.jobs.get_mut(&id).filter(|j| j.end.is_none()) {
                 job.end = Some(end);
                 job.finished = Some(Instant::now());
+                job.kept_from = job.finished;
             }
         }
         self.inner.finished.notify_waiters();

@@ -118,7 +118,9 @@ impl JobTable {
             text.insert(0, first);
         }
         is_error |= !unknown.is_empty();
-        text.extend(unknown.iter().map(|id| not_found(*id, self)));
+        // An id also cancelled in this call already has its "not found" line.
+        let unseen = unknown.iter().filter(|id| !request.cancel.contains(id));
+        text.extend(unseen.map(|id| not_found(*id, self)));
         is_error |= self.render_poll(&watched, &mut text);
         let jobs = self.jobs_json(&watched);
         let cancelled = (!cancelled_json.is_empty()).then_some(cancelled_json);

@@ -41,6 +41,7 @@ pub struct CallContext {
 pub struct ToolkitBuilder {
     cwd: Option<PathBuf>,
     subreaper: bool,
+    one_shot: bool,
     vars: HashMap<String, String>,
 }
 
@@ -54,6 +55,14 @@ impl ToolkitBuilder {
     /// Make this process a child subreaper (the `execkit` binary does).
     pub fn subreaper(mut self, on: bool) -> Self {
         self.subreaper = on;
+        self
+    }
+
+    /// The process ends with its one call (`execkit call`, `execkit bash`): bash refuses
+    /// `async` and stops what a command leaves running, saying so, since no job could
+    /// outlive the call.
+    pub fn one_shot(mut self, on: bool) -> Self {
+        self.one_shot = on;
         self
     }
 
@@ -94,8 +103,9 @@ impl ToolkitBuilder {
             )
             .map_err(|e| e.to_string())?,
         );
-        let bash_config = BashConfig::from_lookup(cwd.clone(), &lookup, home.as_deref())
+        let mut bash_config = BashConfig::from_lookup(cwd.clone(), &lookup, home.as_deref())
             .map_err(|e| e.to_string())?;
+        bash_config.one_shot = self.one_shot;
         let supervisor = Supervisor::start(SupervisorConfig {
             kill_grace: Duration::from_millis(limits.kill_grace_ms),
             drain_idle: Duration::from_millis(limits.drain_idle_ms),
