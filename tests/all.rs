@@ -7,6 +7,7 @@ mod bash;
 mod cli;
 mod eval;
 mod job;
+mod mcp_raw;
 mod output;
 mod process;
 mod support;

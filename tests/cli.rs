@@ -13,7 +13,7 @@ use tempfile::TempDir;
 
 /// The `execkit` binary: `CARGO_BIN_EXE_execkit` when set, else the one beside this test
 /// binary's directory (`target/<profile>/deps/all-…` → `target/<profile>/execkit`).
-fn execkit_bin() -> PathBuf {
+pub(crate) fn execkit_bin() -> PathBuf {
     if let Some(path) = std::env::var_os("CARGO_BIN_EXE_execkit") {
         return PathBuf::from(path);
     }
@@ -31,20 +31,20 @@ fn execkit_bin() -> PathBuf {
 }
 
 /// A private HOME and artifact directory for one test.
-struct Sandbox {
-    home: TempDir,
+pub(crate) struct Sandbox {
+    pub(crate) home: TempDir,
 }
 
 impl Sandbox {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Sandbox { home: tempfile::tempdir().expect("temp dir") }
     }
 
-    fn artifact_dir(&self) -> PathBuf {
+    pub(crate) fn artifact_dir(&self) -> PathBuf {
         self.home.path().join("artifacts")
     }
 
-    fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+    pub(crate) fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
         let mut command = Command::new(program);
         command
             .env("HOME", self.home.path())
