@@ -25,7 +25,10 @@ struct RawServer {
 
 impl RawServer {
     fn start() -> RawServer {
-        let sandbox = Sandbox::new();
+        RawServer::start_in(Sandbox::new())
+    }
+
+    fn start_in(sandbox: Sandbox) -> RawServer {
         let mut child = sandbox
             .command(execkit_bin())
             .arg("mcp")
@@ -190,4 +193,59 @@ fn a_second_request_with_an_id_in_flight_is_refused_and_the_first_is_served() {
     assert!(text.contains("first"), "{first}");
     // Once answered, the id is free again.
     server.assert_serving(5);
+}
+
+fn artifact_of(result: &Value) -> String {
+    result["structuredContent"]["artifact"].as_str().expect("the call made an artifact").to_string()
+}
+
+#[test]
+fn resources_list_pages_newest_first_through_this_servers_own_artifacts() {
+    let sandbox = Sandbox::new();
+    let foreign = sandbox.execkit(&["call", "bash", r#"{"command":"seq 1 4000"}"#]);
+    let foreign: Value = serde_json::from_slice(&foreign.stdout).expect("a result");
+    let foreign = artifact_of(&foreign);
+    let mut server = RawServer::start_in(sandbox);
+
+    // One at a time, so the order they were made in is known.
+    let mut made = Vec::new();
+    for id in 1..=103 {
+        server.send_json(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "bash", "arguments": {"command": "seq 1 4000"}}}));
+        let reply = server.reply();
+        assert_eq!(reply["id"], id, "{reply}");
+        made.push(artifact_of(&reply["result"]));
+    }
+    made.reverse();
+
+    let mut listed = Vec::new();
+    let mut cursor = Value::Null;
+    for page in 0.. {
+        let mut params = json!({});
+        if !cursor.is_null() {
+            params["cursor"] = cursor.clone();
+        }
+        server.send_json(&json!({"jsonrpc": "2.0", "id": 500 + page, "method": "resources/list",
+            "params": params}));
+        let reply = server.reply();
+        let resources = reply["result"]["resources"].as_array().expect("resources");
+        assert!(resources.len() <= 100, "{reply}");
+        listed.extend(resources.iter().map(|r| r["uri"].as_str().unwrap().to_string()));
+        cursor = reply["result"]["nextCursor"].clone();
+        if cursor.is_null() {
+            break;
+        }
+    }
+    assert_eq!(listed, made, "newest first, every one of this server's artifacts, once");
+    assert!(!listed.contains(&foreign), "another process's artifact was listed");
+
+    // Another process's artifact is still readable by id.
+    server.send_json(&json!({"jsonrpc": "2.0", "id": 600, "method": "resources/read",
+        "params": {"uri": format!("{foreign}?lines=1-2")}}));
+    let read = server.reply();
+    assert_eq!(read["result"]["contents"][0]["text"].as_str().unwrap().lines().next(), Some("1"));
+
+    server.send_json(&json!({"jsonrpc": "2.0", "id": 601, "method": "resources/list",
+        "params": {"cursor": "nonsense"}}));
+    assert_error(&server.reply(), -32602, &json!(601));
 }

@@ -13,6 +13,7 @@
 
 mod classify;
 mod frame;
+mod owned;
 mod resources;
 mod scan;
 mod server;
