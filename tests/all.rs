@@ -9,6 +9,7 @@ mod binary;
 mod cli;
 mod eval;
 mod job;
+mod mcp_raw;
 mod output;
 mod process;
 mod support;

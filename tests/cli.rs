@@ -13,7 +13,7 @@ use tempfile::TempDir;
 
 /// The `execkit` binary: `CARGO_BIN_EXE_execkit` when set, else the one beside this test
 /// binary's directory (`target/<profile>/deps/all-…` → `target/<profile>/execkit`).
-fn execkit_bin() -> PathBuf {
+pub(crate) fn execkit_bin() -> PathBuf {
     if let Some(path) = std::env::var_os("CARGO_BIN_EXE_execkit") {
         return PathBuf::from(path);
     }
@@ -31,20 +31,20 @@ fn execkit_bin() -> PathBuf {
 }
 
 /// A private HOME and artifact directory for one test.
-struct Sandbox {
-    home: TempDir,
+pub(crate) struct Sandbox {
+    pub(crate) home: TempDir,
 }
 
 impl Sandbox {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Sandbox { home: tempfile::tempdir().expect("temp dir") }
     }
 
-    fn artifact_dir(&self) -> PathBuf {
+    pub(crate) fn artifact_dir(&self) -> PathBuf {
         self.home.path().join("artifacts")
     }
 
-    fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+    pub(crate) fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
         let mut command = Command::new(program);
         command
             .env("HOME", self.home.path())
@@ -54,7 +54,7 @@ impl Sandbox {
         command
     }
 
-    fn execkit(&self, args: &[&str]) -> Output {
+    pub(crate) fn execkit(&self, args: &[&str]) -> Output {
         self.command(execkit_bin()).args(args).output().expect("execkit runs")
     }
 
@@ -282,6 +282,13 @@ fn tools_in_every_format() {
         assert!(tool["name"].is_string());
     }
 
+    let output = sandbox.execkit(&["tools", "--format", "gemini"]);
+    assert_status(&output, 0);
+    for tool in json(&output).as_array().expect("a list") {
+        assert_eq!(tool["parameters"]["type"], "object", "{tool}");
+        assert!(tool["name"].is_string() && tool["description"].is_string(), "{tool}");
+    }
+
     let output = sandbox.execkit(&["tools"]);
     assert_status(&output, 0);
     for tool in json(&output).as_array().expect("a list") {
@@ -290,6 +297,229 @@ fn tools_in_every_format() {
 
     let output = sandbox.execkit(&["tools", "--format", "xml"]);
     assert_status(&output, 2);
+}
+
+/// Calls `check` on every schema node under `schema` (property schemas, items, anyOf
+/// branches, a schema-valued additionalProperties), with its path.
+fn walk_schema(
+    schema: &Value,
+    path: &str,
+    check: &mut dyn FnMut(&str, &serde_json::Map<String, Value>),
+) {
+    let Some(node) = schema.as_object() else {
+        check(path, &serde_json::Map::new());
+        return;
+    };
+    check(path, node);
+    if let Some(properties) = node.get("properties").and_then(Value::as_object) {
+        for (name, property) in properties {
+            walk_schema(property, &format!("{path}.{name}"), check);
+        }
+    }
+    if let Some(items) = node.get("items") {
+        walk_schema(items, &format!("{path}[]"), check);
+    }
+    if let Some(branches) = node.get("anyOf").and_then(Value::as_array) {
+        for (n, branch) in branches.iter().enumerate() {
+            walk_schema(branch, &format!("{path}|{n}"), check);
+        }
+    }
+    if let Some(extra) = node.get("additionalProperties").filter(|a| a.is_object()) {
+        walk_schema(extra, &format!("{path}{{*}}"), check);
+    }
+}
+
+fn is_object(node: &serde_json::Map<String, Value>) -> bool {
+    match node.get("type") {
+        Some(Value::String(t)) => t == "object",
+        Some(Value::Array(types)) => types.iter().any(|t| t == "object"),
+        _ => false,
+    }
+}
+
+/// OpenAI strict mode (Structured Outputs, "Supported schemas"): every object sets
+/// `additionalProperties: false` and lists every property in `required` (optional ones are
+/// nullable instead); no `$ref`/`$defs` here (we inline), and only the documented keywords and
+/// string formats.
+fn openai_strict_violations(schema: &Value) -> Vec<String> {
+    const KEYWORDS: &[&str] = &[
+        "type",
+        "description",
+        "enum",
+        "const",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "anyOf",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "pattern",
+        "format",
+        "minItems",
+        "maxItems",
+    ];
+    const FORMATS: &[&str] =
+        &["date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"];
+    let mut violations = Vec::new();
+    walk_schema(schema, "$", &mut |path, node| {
+        for key in node.keys().filter(|k| !KEYWORDS.contains(&k.as_str())) {
+            violations.push(format!("{path}: keyword {key} is not supported"));
+        }
+        if let Some(format) = node.get("format").and_then(Value::as_str)
+            && !FORMATS.contains(&format)
+        {
+            violations.push(format!("{path}: format {format}"));
+        }
+        if node.get("type").is_none() && node.get("anyOf").is_none() && node.get("enum").is_none() {
+            violations.push(format!("{path}: no type"));
+        }
+        if is_object(node) {
+            if node.get("additionalProperties") != Some(&Value::Bool(false)) {
+                violations.push(format!("{path}: additionalProperties is not false"));
+            }
+            let properties = node.get("properties").and_then(Value::as_object);
+            let required: Vec<&str> = node
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|r| r.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            for name in properties.into_iter().flat_map(|p| p.keys()) {
+                if !required.contains(&name.as_str()) {
+                    violations.push(format!("{path}.{name}: not in required"));
+                }
+            }
+        }
+    });
+    violations
+}
+
+/// Gemini function declarations (a subset of the OpenAPI 3.0 schema object): one `type` per
+/// schema, no `$ref`/`$defs`/`additionalProperties`/`anyOf` unions of null, objects with
+/// properties, `required` naming existing properties, formats only those Gemini knows.
+fn gemini_violations(schema: &Value) -> Vec<String> {
+    const KEYWORDS: &[&str] = &[
+        "type",
+        "format",
+        "description",
+        "nullable",
+        "enum",
+        "properties",
+        "required",
+        "items",
+        "minimum",
+        "maximum",
+        "minItems",
+        "maxItems",
+        "minLength",
+        "maxLength",
+        "pattern",
+    ];
+    const TYPES: &[&str] = &["string", "number", "integer", "boolean", "array", "object"];
+    const FORMATS: &[&str] = &["float", "double", "int32", "int64", "enum", "date-time"];
+    let mut violations = Vec::new();
+    walk_schema(schema, "$", &mut |path, node| {
+        for key in node.keys().filter(|k| !KEYWORDS.contains(&k.as_str())) {
+            violations.push(format!("{path}: keyword {key} is not supported"));
+        }
+        match node.get("type").and_then(Value::as_str) {
+            Some(t) if TYPES.contains(&t) => {}
+            _ => violations
+                .push(format!("{path}: type must be one of {TYPES:?}: {:?}", node.get("type"))),
+        }
+        if let Some(format) = node.get("format").and_then(Value::as_str)
+            && !FORMATS.contains(&format)
+        {
+            violations.push(format!("{path}: format {format}"));
+        }
+        if node.get("type").is_some_and(|t| t == "object") {
+            let properties = node.get("properties").and_then(Value::as_object);
+            if properties.is_none_or(|p| p.is_empty()) {
+                violations.push(format!("{path}: an object needs properties"));
+            }
+            for name in node.get("required").and_then(Value::as_array).into_iter().flatten() {
+                let known =
+                    name.as_str().is_some_and(|n| properties.is_some_and(|p| p.contains_key(n)));
+                if !known {
+                    violations.push(format!("{path}: required {name} is not a property"));
+                }
+            }
+        }
+        if node
+            .get("enum")
+            .and_then(Value::as_array)
+            .is_some_and(|e| e.iter().any(|v| !v.is_string()))
+        {
+            violations.push(format!("{path}: enum values must be strings"));
+        }
+    });
+    violations
+}
+
+#[test]
+fn openai_tools_claim_strict_only_when_they_meet_strict_mode() {
+    let output = Sandbox::new().execkit(&["tools", "--format", "openai"]);
+    assert_status(&output, 0);
+    for tool in json(&output).as_array().expect("a list") {
+        let function = &tool["function"];
+        let name = function["name"].as_str().expect("name");
+        let violations = openai_strict_violations(&function["parameters"]);
+        match function["strict"].as_bool() {
+            Some(true) => assert!(violations.is_empty(), "{name} claims strict: {violations:#?}"),
+            Some(false) => assert!(!violations.is_empty(), "{name} could be strict: {function}"),
+            None => panic!("{name} has no boolean strict: {function}"),
+        }
+        let expected = name != "bash"; // bash `env` is a free-form map
+        assert_eq!(function["strict"], expected, "{name}: {function}");
+        walk_schema(&function["parameters"], "$", &mut |path, node| {
+            assert!(!node.contains_key("$ref") && !node.contains_key("$defs"), "{name} {path}");
+            let format = node.get("format").and_then(Value::as_str).unwrap_or_default();
+            assert!(!["uint64", "double", "uint32", "int64"].contains(&format), "{name} {path}");
+        });
+    }
+}
+
+#[test]
+fn gemini_declarations_meet_gemini_schema_rules() {
+    let output = Sandbox::new().execkit(&["tools", "--format", "gemini"]);
+    assert_status(&output, 0);
+    let tools = json(&output);
+    for tool in tools.as_array().expect("a list") {
+        let name = tool["name"].as_str().expect("name");
+        let violations = gemini_violations(&tool["parameters"]);
+        assert!(violations.is_empty(), "{name}: {violations:#?}");
+    }
+    let bash = tools.as_array().unwrap().iter().find(|t| t["name"] == "bash").expect("bash");
+    assert!(bash["parameters"]["properties"]["command"].is_object(), "{bash}");
+    assert_eq!(bash["parameters"]["required"], serde_json::json!(["command"]), "{bash}");
+}
+
+#[test]
+fn eval_schema_requires_cells_offers_no_javascript_and_has_no_internal_notes() {
+    let output = Sandbox::new().execkit(&["tools"]);
+    assert_status(&output, 0);
+    let tools = json(&output);
+    for tool in tools.as_array().expect("a list") {
+        walk_schema(&tool["inputSchema"], "$", &mut |path, node| {
+            let description = node.get("description").and_then(Value::as_str).unwrap_or_default();
+            let note = description.split(|c: char| !c.is_ascii_alphanumeric()).find(|w| {
+                w.len() > 1
+                    && w.starts_with(['B', 'E', 'J', 'O'])
+                    && w[1..].bytes().all(|b| b.is_ascii_digit())
+            });
+            assert!(note.is_none(), "{} {path}: internal note in {description:?}", tool["name"]);
+        });
+    }
+    let eval = tools.as_array().unwrap().iter().find(|t| t["name"] == "eval").expect("eval");
+    let schema = &eval["inputSchema"];
+    assert_eq!(schema["required"], serde_json::json!(["cells"]), "{schema}");
+    assert_eq!(schema["properties"]["cells"]["type"], "array", "{schema}");
+    let language = &schema["properties"]["cells"]["items"]["properties"]["language"];
+    assert_eq!(language["enum"], serde_json::json!(["py"]), "{schema}");
+    assert!(!schema.to_string().contains("`js`"), "{schema}");
 }
 
 /// Runs `seq 1 300000` through bash and returns the artifact id its result cites.

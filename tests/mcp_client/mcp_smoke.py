@@ -178,7 +178,7 @@ async def session_checks(execkit: str) -> None:
             resources = await session.list_resources()
             listed = {str(resource.uri): resource for resource in resources.resources}
             check(uri in listed, "resources/list has the artifact", sorted(listed))
-            check(len(listed) <= 100, "resources/list is capped at 100")
+            check(len(listed) <= 100, "a resources/list page holds at most 100")
             check((listed[uri].size or 0) == len("".join(f"{n}\n" for n in range(1, 300001))),
                   "resource size is the stored bytes", listed[uri])
 

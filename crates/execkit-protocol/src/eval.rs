@@ -19,6 +19,11 @@ pub enum Language {
     Js,
 }
 
+/// The languages the published schema offers. JavaScript parses (so a call can be refused
+/// with a clear message) but is not offered until its kernel exists: add `Language::Js` here
+/// to offer it.
+pub const PUBLISHED_LANGUAGES: &[Language] = &[Language::Py];
+
 impl Language {
     /// `py` / `js`.
     pub fn as_str(self) -> &'static str {
@@ -41,7 +46,8 @@ impl Language {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CellParams {
-    /// `py` or `js`. Each language has its own persistent kernel per session.
+    /// The cell's language. Each language has its own persistent kernel per session.
+    #[schemars(schema_with = "published_languages")]
     pub language: Language,
     /// Verbatim source (≤ 1 MiB). The last expression's value is shown. Python supports
     /// top-level `await`, `display()`, `%magics` and `!shell`.
@@ -59,9 +65,11 @@ pub struct CellParams {
 }
 
 /// Arguments of one `eval` call, as sent. The single-cell shorthand (`language` + `code` at the
-/// top level) is accepted but not published in the schema (E3).
+/// top level) is accepted but not published in the schema (E3), which is why `cells` is
+/// optional here and required in the schema.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(transform = cells_required)]
 pub struct EvalParams {
     /// Cells to run in order (1-20). The first failing cell stops the rest.
     #[serde(default)]
@@ -86,11 +94,30 @@ pub struct EvalParams {
     pub reset: Option<bool>,
 }
 
+fn published_languages(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let names: Vec<&str> = PUBLISHED_LANGUAGES.iter().map(|l| l.as_str()).collect();
+    schemars::json_schema!({"type": "string", "enum": names})
+}
+
+/// Publishes `cells` as a required array (the wire type is an `Option` for the shorthand).
+fn cells_required(schema: &mut schemars::Schema) {
+    let object = schema.ensure_object();
+    if let Some(cells) = object.get_mut("properties").and_then(|p| p.get_mut("cells")) {
+        cells["type"] = Value::from("array");
+    }
+    match object.get_mut("required").and_then(Value::as_array_mut) {
+        Some(required) => required.insert(0, Value::from("cells")),
+        None => {
+            object.insert("required".into(), Value::from(vec!["cells"]));
+        }
+    }
+}
+
 impl FieldHints for EvalParams {
     fn hint(field: &str) -> Option<&'static str> {
         match field {
             "cells" => Some("an array of {language, code} cells"),
-            "language" => Some("\"py\" or \"js\""),
+            "language" => Some("the cell's language, such as \"py\""),
             "code" => Some("the source to run"),
             _ => None,
         }
@@ -140,5 +167,15 @@ mod tests {
         let mut keys: Vec<_> = props.keys().cloned().collect();
         keys.sort();
         assert_eq!(keys, vec!["cells".to_string(), "session".to_string()]);
+        assert_eq!(schema["required"], json!(["cells"]));
+        assert_eq!(props["cells"]["type"], "array");
+    }
+
+    #[test]
+    fn schema_offers_only_the_published_languages() {
+        let schema = serde_json::to_value(schemars::schema_for!(CellParams)).unwrap();
+        let names: Vec<&str> = PUBLISHED_LANGUAGES.iter().map(|l| l.as_str()).collect();
+        assert_eq!(schema["properties"]["language"]["enum"], json!(names));
+        assert!(!schema.to_string().contains("\"js\""), "{schema}");
     }
 }

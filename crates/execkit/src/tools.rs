@@ -77,13 +77,46 @@ processes a command left running). `poll` waits until one of the given jobs (or 
 job) finishes, up to 30 s, and shows finished results and the tail of running ones; `cancel` \
 stops jobs and their whole process tree; `list` shows every job at once.";
 
+/// The published schema of `T`: subschemas inlined (no `$defs`/`$ref`, which several providers
+/// reject), no root title or description (the tool's description says what the call does), no
+/// Rust-specific number formats (`uint64`, `double`) and no `default: null`.
 fn schema_of<T: JsonSchema>() -> Value {
-    let mut schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null);
+    let generator = schemars::generate::SchemaSettings::draft2020_12()
+        .with(|settings| settings.inline_subschemas = true)
+        .into_generator();
+    let mut schema =
+        serde_json::to_value(generator.into_root_schema_for::<T>()).unwrap_or(Value::Null);
     if let Some(object) = schema.as_object_mut() {
         object.remove("$schema");
         object.remove("title");
+        object.remove("description");
     }
+    portable(&mut schema);
     schema
+}
+
+/// JSON Schema's own formats; schemars also writes Rust's number types as formats.
+const STANDARD_FORMATS: &[&str] =
+    &["date-time", "date", "time", "duration", "email", "hostname", "ipv4", "ipv6", "uri", "uuid"];
+
+fn portable(schema: &mut Value) {
+    match schema {
+        Value::Object(object) => {
+            if object
+                .get("format")
+                .and_then(Value::as_str)
+                .is_some_and(|f| !STANDARD_FORMATS.contains(&f))
+            {
+                object.remove("format");
+            }
+            if object.get("default").is_some_and(Value::is_null) {
+                object.remove("default");
+            }
+            object.values_mut().for_each(portable);
+        }
+        Value::Array(items) => items.iter_mut().for_each(portable),
+        _ => {}
+    }
 }
 
 /// A tool as listed to clients: name, description, JSON schema of its arguments.
@@ -93,4 +126,67 @@ pub struct ToolSpec {
     pub description: String,
     #[serde(rename = "inputSchema")]
     pub input_schema: Value,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Visits every schema node: the root and each schema under properties, items, anyOf and
+    /// additionalProperties (a property map is not itself a schema).
+    fn walk(schema: &Value, visit: &mut dyn FnMut(&serde_json::Map<String, Value>)) {
+        let Some(object) = schema.as_object() else { return };
+        visit(object);
+        if let Some(properties) = object.get("properties").and_then(Value::as_object) {
+            properties.values().for_each(|p| walk(p, visit));
+        }
+        for key in ["items", "additionalProperties"] {
+            if let Some(sub) = object.get(key) {
+                walk(sub, visit);
+            }
+        }
+        if let Some(any_of) = object.get("anyOf").and_then(Value::as_array) {
+            any_of.iter().for_each(|s| walk(s, visit));
+        }
+    }
+
+    #[test]
+    fn schemas_are_inline_and_portable() {
+        for tool in Tool::ALL {
+            let schema = tool.spec().input_schema;
+            assert_eq!(schema["type"], "object", "{schema}");
+            walk(&schema, &mut |object| {
+                for key in ["$ref", "$defs", "$schema", "title"] {
+                    assert!(!object.contains_key(key), "{} has {key}: {schema}", tool.name());
+                }
+                if let Some(format) = object.get("format").and_then(Value::as_str) {
+                    assert!(STANDARD_FORMATS.contains(&format), "{}: {format}", tool.name());
+                }
+                if let Some(description) = object.get("description").and_then(Value::as_str) {
+                    let internal = regex_like_spec_id(description);
+                    assert!(!internal, "{}: internal note in {description:?}", tool.name());
+                }
+            });
+        }
+    }
+
+    /// `(E3)`, `B8`, `O30`: ids of this repository's spec sections.
+    fn regex_like_spec_id(text: &str) -> bool {
+        text.split(|c: char| !c.is_ascii_alphanumeric()).any(|word| {
+            let mut chars = word.chars();
+            matches!(chars.next(), Some('B' | 'E' | 'J' | 'O'))
+                && word.len() > 1
+                && chars.all(|c| c.is_ascii_digit())
+        })
+    }
+
+    #[test]
+    fn eval_requires_cells_and_offers_python_only() {
+        let schema = Tool::Eval.spec().input_schema;
+        assert_eq!(schema["required"], serde_json::json!(["cells"]), "{schema}");
+        assert_eq!(schema["properties"]["cells"]["type"], "array", "{schema}");
+        let language = &schema["properties"]["cells"]["items"]["properties"]["language"];
+        assert_eq!(language["enum"], serde_json::json!(["py"]), "{schema}");
+        assert!(!schema.to_string().contains("`js`"), "{schema}");
+    }
 }

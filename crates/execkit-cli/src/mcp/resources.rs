@@ -7,8 +7,8 @@ use execkit_output::format;
 use rmcp::ErrorData as McpError;
 use rmcp::model::{ListResourcesResult, ReadResourceResult, Resource, ResourceContents};
 
-/// `resources/list` shows the newest artifacts only (O30).
-const LIST_LIMIT: usize = 100;
+/// Artifacts per `resources/list` page (O30).
+const PAGE: usize = 100;
 
 /// Largest binary artifact sent as a base64 blob (O30); base64 makes it a third bigger on
 /// the wire, and a client holds the whole message in memory.
@@ -16,16 +16,44 @@ const BLOB_LIMIT: u64 = 1024 * 1024;
 
 const SCHEME: &str = "artifact://";
 
-pub async fn list(toolkit: &Toolkit) -> Result<ListResourcesResult, McpError> {
+/// One page of the artifacts this server made, newest first (`owned` is oldest first). The
+/// cursor is the id of the previous page's last artifact, so artifacts made between two pages
+/// do not shift them; expired ones are skipped.
+pub async fn list(
+    toolkit: &Toolkit,
+    owned: Vec<ArtifactId>,
+    cursor: Option<&str>,
+) -> Result<ListResourcesResult, McpError> {
+    let mut newest_first = owned.into_iter().rev().peekable();
+    if let Some(cursor) = cursor {
+        let after =
+            ArtifactId::parse(cursor).ok().map(|(id, _)| id).filter(|id| id.as_str() == cursor);
+        let after = after.ok_or_else(|| invalid_cursor(cursor))?;
+        newest_first.by_ref().find(|id| *id == after).ok_or_else(|| invalid_cursor(cursor))?;
+    }
     // With artifacts off there is nothing to list; resources/read says why.
     let Ok(store) = toolkit.artifacts().cloned() else {
         return Ok(ListResourcesResult::with_all_items(Vec::new()));
     };
-    let metas =
-        tokio::task::spawn_blocking(move || store.list(LIST_LIMIT)).await.map_err(|err| {
-            McpError::internal_error(format!("listing artifacts failed: {err}"), None)
-        })?;
-    Ok(ListResourcesResult::with_all_items(metas.iter().map(resource).collect()))
+    let mut page = tokio::task::spawn_blocking(move || {
+        newest_first.filter_map(|id| store.meta(&id).ok()).take(PAGE + 1).collect::<Vec<_>>()
+    })
+    .await
+    .map_err(|err| McpError::internal_error(format!("listing artifacts failed: {err}"), None))?;
+    let more = page.len() > PAGE;
+    page.truncate(PAGE);
+    let mut result = ListResourcesResult::with_all_items(page.iter().map(resource).collect());
+    if more {
+        result.next_cursor = page.last().map(|meta| meta.id.to_string());
+    }
+    Ok(result)
+}
+
+fn invalid_cursor(cursor: &str) -> McpError {
+    McpError::invalid_params(
+        format!("Invalid cursor {cursor:?}: pass the nextCursor of the previous page"),
+        None,
+    )
 }
 
 fn resource(meta: &ArtifactMeta) -> Resource {

@@ -17,6 +17,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use super::owned::OwnedArtifacts;
 use super::resources;
 
 const INSTRUCTIONS: &str = "execkit runs commands for you. Outputs too long to show inline are \
@@ -27,11 +28,13 @@ const INSTRUCTIONS: &str = "execkit runs commands for you. Outputs too long to s
 #[derive(Clone)]
 pub struct ExecServer {
     toolkit: Toolkit,
+    /// What `resources/list` shows: artifacts this server's calls made.
+    owned: OwnedArtifacts,
 }
 
 impl ExecServer {
     pub fn new(toolkit: Toolkit) -> Self {
-        ExecServer { toolkit }
+        ExecServer { toolkit, owned: OwnedArtifacts::default() }
     }
 }
 
@@ -69,6 +72,7 @@ impl ServerHandler for ExecServer {
             cancel: context.ct.clone(),
         };
         let result = self.toolkit.call(&request.name, args, ctx).await;
+        self.owned.record(&result);
         if let Some(forwarder) = forwarder {
             forwarder.finish().await;
         }
@@ -77,10 +81,11 @@ impl ServerHandler for ExecServer {
 
     async fn list_resources(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        resources::list(&self.toolkit).await
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        resources::list(&self.toolkit, self.owned.snapshot(), cursor).await
     }
 
     async fn read_resource(

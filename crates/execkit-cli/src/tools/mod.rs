@@ -8,6 +8,9 @@ use serde_json::{Value, json};
 
 use crate::run::{self, EXIT_OK};
 
+mod gemini;
+mod openai;
+
 #[derive(Debug, Args)]
 pub struct ToolsArgs {
     /// The tool-definition format.
@@ -19,8 +22,11 @@ pub struct ToolsArgs {
 pub enum Format {
     /// `{name, description, inputSchema}`, as MCP tools/list returns it.
     Mcp,
-    /// `{type: "function", function: {name, description, parameters}}`.
+    /// `{type: "function", function: {name, description, parameters, strict}}`; `strict` is
+    /// true only for a schema that meets strict mode's rules.
     Openai,
+    /// `{name, description, parameters}` function declarations in Gemini's schema subset.
+    Gemini,
     /// `{name, description, input_schema}`.
     Anthropic,
 }
@@ -41,14 +47,8 @@ fn render(spec: &ToolSpec, format: Format) -> Value {
             "description": spec.description,
             "inputSchema": spec.input_schema,
         }),
-        Format::Openai => json!({
-            "type": "function",
-            "function": {
-                "name": spec.name,
-                "description": spec.description,
-                "parameters": spec.input_schema,
-            },
-        }),
+        Format::Openai => openai::definition(&spec.name, &spec.description, &spec.input_schema),
+        Format::Gemini => gemini::declaration(&spec.name, &spec.description, &spec.input_schema),
         Format::Anthropic => json!({
             "name": spec.name,
             "description": spec.description,
