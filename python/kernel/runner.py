@@ -61,13 +61,32 @@ _evt_lock = threading.Lock()
 _pending = []
 
 
+def json_safe(value, depth=0):
+    """A copy of a frame value that strict JSON accepts: NaN and infinities become None,
+    keys become strings and any other object its repr."""
+    if isinstance(value, float):
+        return value if value == value and value not in (float("inf"), float("-inf")) else None
+    if value is None or isinstance(value, (str, int, bool)):
+        return value
+    if depth > 100:
+        return repr(value)
+    if isinstance(value, dict):
+        return {k if isinstance(k, str) else repr(k): json_safe(v, depth + 1)
+                for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v, depth + 1) for v in value]
+    return repr(value)
+
+
 def emit(frame, defer=False):
     """Writes one frame. Lone surrogates never reach the wire (replaced on encoding)."""
     try:
         line = json.dumps(frame, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError):
-        line = json.dumps(frame, ensure_ascii=False, separators=(",", ":"), default=repr)
-        line = line.replace("NaN", "null").replace("Infinity", "null")
+        # Non-finite floats become null in the value itself; the text is never patched, so a
+        # string such as "NaN values" or "-inf" reaches the host unchanged.
+        line = json.dumps(json_safe(frame), ensure_ascii=False, separators=(",", ":"),
+                          allow_nan=False)
     data = line.encode("utf-8", "replace") + b"\n"
     with _evt_lock:
         if defer:
