@@ -10,11 +10,9 @@ Standard library only, Python 3.8+ (spec-eval.md P5, P20). ``magics.py`` and ``p
 live next to this file and are loaded by path, because ``-I`` keeps this directory off sys.path.
 """
 
-import codecs
 import fcntl
 import json
 import os
-import select
 import signal
 import sys
 import threading
@@ -23,9 +21,6 @@ import time
 PROTOCOL = 1
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUNNER_FILE = os.path.abspath(__file__)
-# A stream frame carries at most this many bytes read from a capture pipe; with U+FFFD
-# replacement (3 bytes per invalid byte) the text stays under the 64 KiB frame limit.
-READ_CHUNK = 16384
 # Output written while no cell runs is kept (the newest part only) for the next cell.
 BETWEEN_CELLS_MAX = 65536
 CO_COROUTINE = 0x0080
@@ -54,6 +49,7 @@ def _close_protocol_fds_in_child():
 
 os.register_at_fork(after_in_child=_close_protocol_fds_in_child)
 
+MAIN_THREAD = threading.get_ident()
 _evt_lock = threading.Lock()
 # Frames whose delivery may wait for the next frame (started, result, error): one write per
 # cell instead of three halves a trivial cell's round trip. Order is kept: every write
@@ -88,6 +84,23 @@ def emit(frame, defer=False):
         line = json.dumps(json_safe(frame), ensure_ascii=False, separators=(",", ":"),
                           allow_nan=False)
     data = line.encode("utf-8", "replace") + b"\n"
+    # A SIGINT that lands while the main thread writes a frame waits until the frame is whole
+    # (a half-written line would corrupt the next frame); see _sigint.
+    main = threading.get_ident() == MAIN_THREAD
+    if main:
+        state.in_emit += 1
+    try:
+        _write_frame(data, defer)
+    finally:
+        if main:
+            state.in_emit -= 1
+            if not state.in_emit and state.interrupt_deferred:
+                state.interrupt_deferred = False
+                if state.running:
+                    raise KeyboardInterrupt
+
+
+def _write_frame(data, defer):
     with _evt_lock:
         if defer:
             _pending.append(data)
@@ -118,53 +131,11 @@ class State:
         self.between = []
         self.between_len = 0
         self.capture_stack = []
+        self.in_emit = 0
+        self.interrupt_deferred = False
 
 
 state = State()
-
-
-class Capture:
-    """One captured fd (1 or 2): a private pipe, a reader thread, incremental UTF-8."""
-
-    def __init__(self, name, target_fd):
-        self.name = name
-        self.target_fd = target_fd
-        self.r, self.w = os.pipe()
-        os.set_blocking(self.r, False)
-        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        self.lock = threading.Lock()
-        self.restore_fd()
-        thread = threading.Thread(target=self._loop, name="execkit-" + name, daemon=True)
-        thread.start()
-
-    def restore_fd(self):
-        os.dup2(self.w, self.target_fd)
-
-    def _loop(self):
-        while True:
-            try:
-                select.select([self.r], [], [])
-            except (OSError, ValueError):
-                return
-            with self.lock:
-                self._drain()
-
-    def _drain(self):
-        while True:
-            try:
-                data = os.read(self.r, READ_CHUNK)
-            except (BlockingIOError, InterruptedError):
-                return
-            if not data:
-                return
-            text = self.decoder.decode(data)
-            if text:
-                forward(self.name, text)
-
-    def sync(self):
-        """Forwards everything already in the pipe before the caller emits its own frame."""
-        with self.lock:
-            self._drain()
 
 
 def forward(name, text):
@@ -217,6 +188,9 @@ def _input(prompt=""):
 def _sigint(_signum, _frame):
     # Idle or between cells: a late interrupt is discarded (P16).
     if state.running:
+        if state.in_emit:
+            state.interrupt_deferred = True
+            return
         raise KeyboardInterrupt
 
 
@@ -224,14 +198,11 @@ class Kernel:
     """What prelude.py and magics.py may use from the runner."""
 
     def __init__(self):
-        import io
-
-        self.io = io
+        self.streams = load_module("streams")
         self.ns = None
-        self.out = Capture("stdout", 1)
-        self.err = Capture("stderr", 2)
-        self.out_w = fcntl.fcntl(self.out.w, fcntl.F_DUPFD_CLOEXEC, 100)
-        self.err_w = fcntl.fcntl(self.err.w, fcntl.F_DUPFD_CLOEXEC, 100)
+        self.merger = self.streams.Merger(forward)
+        self.out = self.streams.Capture("stdout", 1, self.merger)
+        self.err = self.streams.Capture("stderr", 2, self.merger)
         self.loop = None
         self.stdout = None
         self.stderr = None
@@ -245,18 +216,12 @@ class Kernel:
     # -- output -----------------------------------------------------------------------
     def proxies(self):
         """Restores fds 1 and 2 and reinstalls the stdio proxies when user code replaced them."""
-        io = self.io
         for capture in (self.out, self.err):
             capture.restore_fd()
         if self.stdout is None or sys.stdout is not self.stdout or self.stdout.closed:
-            self.stdout = io.TextIOWrapper(
-                io.FileIO(self.out_w, "w", closefd=False),
-                encoding="utf-8", errors="replace", line_buffering=True, write_through=True)
+            self.stdout = self.streams.TextProxy(self.out, "replace")
         if self.stderr is None or sys.stderr is not self.stderr or self.stderr.closed:
-            self.stderr = io.TextIOWrapper(
-                io.FileIO(self.err_w, "w", closefd=False),
-                encoding="utf-8", errors="backslashreplace", line_buffering=True,
-                write_through=True)
+            self.stderr = self.streams.TextProxy(self.err, "backslashreplace")
         sys.stdout, sys.stderr = self.stdout, self.stderr
         if not isinstance(sys.stdin, NoStdin):
             sys.stdin = NoStdin()
@@ -269,6 +234,7 @@ class Kernel:
                 pass
         self.out.sync()
         self.err.sync()
+        self.merger.flush()
 
     def send(self, frame, defer=False):
         if state.capture_stack and frame["type"] == "display":
@@ -276,6 +242,10 @@ class Kernel:
             return
         self.sync()
         emit(frame, defer)
+
+    def display_value(self, obj):
+        """display(obj): its bundle, plus the JSON copy of a built-in value for programs."""
+        self.display_bundle(self.bundle(obj), self.bundle_mod.metadata(obj))
 
     def display_bundle(self, data, metadata=None):
         if state.cell_id is None and not state.capture_stack:
@@ -488,6 +458,14 @@ def error_frame(cid, exc, limit=None):
             "traceback": text}
 
 
+def send_result(kernel, cid, value):
+    frame = {"type": "result", "id": cid, "data": kernel.bundle(value)}
+    meta = kernel.bundle_mod.metadata(value)
+    if meta:
+        frame["metadata"] = meta
+    kernel.send(frame, defer=True)
+
+
 def execute(kernel, cmd):
     cid = cmd.get("id")
     code = cmd.get("code")
@@ -502,6 +480,7 @@ def execute(kernel, cmd):
     kernel.sync()
     kernel.figures_this_cell = 0
     state.cell_id = cid
+    state.interrupt_deferred = False
     state.deadline = time.monotonic() + timeout_s
     emit({"type": "started", "id": cid, "execution_count": count}, defer=True)
     if state.between:
@@ -511,14 +490,16 @@ def execute(kernel, cmd):
               "text": "[output produced between cells]\n" + text})
     status = "ok"
     try:
+        # The display step (the value's __repr__ and friends) is user code too: SIGINT
+        # interrupts it like the cell body, and the namespace is kept.
+        state.running = True
         try:
-            state.running = True
             has_value, value = kernel.run_source(code, "<cell-%d>" % count)
+            if has_value and value is not None:
+                kernel.ns["_"] = value
+                send_result(kernel, cid, value)
         finally:
             state.running = False
-        if has_value and value is not None:
-            kernel.ns["_"] = value
-            kernel.send({"type": "result", "id": cid, "data": kernel.bundle(value)}, defer=True)
     except KeyboardInterrupt as exc:
         status = "interrupted"
         kernel.send(error_frame(cid, exc, limit=-10), defer=True)

@@ -138,26 +138,37 @@ impl<'a> Collector<'a> {
     }
 }
 
+impl Collector<'_> {
+    /// Keeps a display's JSON value in structuredContent under `field`, whole up to 256 KiB,
+    /// as an artifact beyond (E18).
+    fn keep_json(&mut self, mime: &str, field: &str, value: Value) {
+        let bytes = serde_json::to_vec(&value).unwrap_or_default();
+        if bytes.len() <= DISPLAY_JSON_MAX {
+            self.displays.push(json!({"mime": mime, field: value}));
+        } else {
+            let uri = self.save(&bytes, "application/json").unwrap_or_default();
+            self.displays.push(json!({"mime": mime, "artifact": uri, "bytes": bytes.len()}));
+        }
+    }
+}
+
 impl CellObserver for Collector<'_> {
     fn stream(&mut self, _name: StreamName, text: &str) {
         self.sink.push(text.as_bytes());
     }
 
-    fn display(&mut self, data: Map<String, Value>, _result: bool) {
+    fn display(&mut self, data: Map<String, Value>, metadata: Option<Value>, _result: bool) {
         match choose(&data) {
             Rendered::Image { mime, bytes } => self.image(mime, bytes),
             Rendered::Text { mime, text, json } => {
                 self.push_text(&text);
                 if let Some(value) = json {
-                    let size = serde_json::to_vec(&value).map_or(0, |v| v.len());
-                    if size <= DISPLAY_JSON_MAX {
-                        self.displays.push(json!({"mime": mime, "data": value}));
-                    } else {
-                        let uri = self
-                            .save(&serde_json::to_vec(&value).unwrap_or_default(), &mime)
-                            .unwrap_or_default();
-                        self.displays.push(json!({"mime": mime, "artifact": uri, "bytes": size}));
-                    }
+                    self.keep_json(&mime, "data", value);
+                } else if let Some(value) =
+                    metadata.and_then(|mut m| m.get_mut("json").map(Value::take))
+                {
+                    // A built-in value is shown as its repr; its JSON copy is for programs.
+                    self.keep_json(&mime, "json", value);
                 }
             }
             Rendered::Other { mime, bytes } => {
