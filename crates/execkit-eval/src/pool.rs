@@ -401,16 +401,19 @@ impl Pool {
         self.inner.slots.lock().await.get(key).map_or(0, |s| s.deaths)
     }
 
-    /// A deliberate kill after a timeout: announced, never counted (E33).
-    pub async fn record_timeout_kill(&self, key: &KernelKey) {
+    /// A deliberate kill of a cell that ignored SIGINT after a timeout or a cancellation:
+    /// announced, never counted (E33).
+    pub async fn record_timeout_kill(&self, key: &KernelKey, cancelled: bool) {
         let mut slots = self.inner.slots.lock().await;
         let slot = slots.entry(key.clone()).or_default();
         slot.kernel = None;
         slot.busy = false;
-        slot.loss = Some(Loss {
-            reason: LossReason::TimeoutKill,
-            text: "the previous kernel was killed after a timeout".into(),
-        });
+        let text = if cancelled {
+            "the previous kernel was killed after its cell was cancelled and ignored the interrupt"
+        } else {
+            "the previous kernel was killed after a timeout"
+        };
+        slot.loss = Some(Loss { reason: LossReason::TimeoutKill, text: text.into() });
     }
 
     /// `reset: true` (E7): stops the kernel and clears the key's history.
