@@ -20,10 +20,11 @@ import time
 
 PROTOCOL = 1
 HERE = os.path.dirname(os.path.abspath(__file__))
-RUNNER_FILE = os.path.abspath(__file__)
 # Output written while no cell runs is kept (the newest part only) for the next cell.
 BETWEEN_CELLS_MAX = 65536
 CO_COROUTINE = 0x0080
+# Where an awaiting last expression leaves its value for the runner (removed at once).
+LAST_VALUE = "_ek_last_value_"
 
 
 def _high(fd):
@@ -374,11 +375,22 @@ class Kernel:
         if display_last and tree.body and isinstance(tree.body[-1], ast.Expr):
             if not ends_with_semicolon(source):
                 last = tree.body.pop()
-        self.run_code(compile(tree, filename, "exec", flags, dont_inherit=True))
+        body = compile(tree, filename, "exec", flags, dont_inherit=True)
         if last is None:
+            self.run_code(body)
             return False, None
-        expr = ast.Expression(last.value)
-        return True, self.run_code(compile(expr, filename, "eval", flags, dont_inherit=True))
+        expr = compile(ast.Expression(last.value), filename, "eval", flags, dont_inherit=True)
+        if expr.co_flags & CO_COROUTINE and not body.co_flags & CO_COROUTINE:
+            # Only the last expression awaits: the whole cell must run on the loop, or tasks
+            # the body creates would see no running loop.
+            target = ast.Name(id=LAST_VALUE, ctx=ast.Store())
+            tree.body.append(ast.copy_location(ast.Assign(targets=[target], value=last.value),
+                                               last))
+            ast.fix_missing_locations(tree)
+            self.run_code(compile(tree, filename, "exec", flags, dont_inherit=True))
+            return True, self.ns.pop(LAST_VALUE, None)
+        self.run_code(body)
+        return True, self.run_code(expr)
 
     def flush_figures(self):
         plt = sys.modules.get("matplotlib.pyplot")
@@ -425,16 +437,39 @@ def ends_with_semicolon(source):
     return last is not None and last.string == ";"
 
 
+ASYNCIO_DIR = os.path.join(os.path.dirname(os.__file__), "asyncio") + os.sep
+
+
+def internal_frame(filename):
+    """The kernel's own files (runner, magics, prelude, ...) and asyncio's internals: not the
+    user's code, so left out of tracebacks."""
+    return os.path.dirname(filename) == HERE or filename.startswith(ASYNCIO_DIR)
+
+
 def clean_traceback(tb):
-    """Drops runner and asyncio frames above the first cell frame."""
+    """Drops kernel and asyncio frames above the first cell frame."""
     first = tb
     while tb is not None:
         if tb.tb_frame.f_code.co_filename.startswith("<cell-"):
             return tb
         tb = tb.tb_next
-    while first is not None and first.tb_frame.f_code.co_filename == RUNNER_FILE:
+    while first is not None and internal_frame(first.tb_frame.f_code.co_filename):
         first = first.tb_next
     return first
+
+
+def strip_internal(te, seen=None):
+    """Removes internal frames from a TracebackException and the exceptions chained to it."""
+    import traceback
+
+    seen = set() if seen is None else seen
+    while te is not None and id(te) not in seen:
+        seen.add(id(te))
+        kept = [f for f in te.stack if not internal_frame(f.filename)]
+        te.stack = traceback.StackSummary.from_list(kept)
+        if te.__cause__ is not None:
+            strip_internal(te.__cause__, seen)
+        te = te.__context__
 
 
 def error_frame(cid, exc, limit=None):
@@ -445,9 +480,9 @@ def error_frame(cid, exc, limit=None):
     else:
         tb = clean_traceback(exc.__traceback__)
         te = traceback.TracebackException(type(exc), exc, tb, limit=limit)
-        # The SIGINT handler (and any other runner frame) is not the user's code.
-        te.stack = traceback.StackSummary.from_list(
-            [f for f in te.stack if f.filename != RUNNER_FILE])
+        # The SIGINT handler, magics, the prelude and asyncio's machinery are not the user's
+        # code.
+        strip_internal(te)
         lines = list(te.format())
     text = "".join(lines).rstrip("\n").split("\n")
     try:
@@ -540,14 +575,44 @@ def command_reader(kernel, queue):
     os._exit(0)  # command pipe EOF: the host is gone or closed us
 
 
-class PyplotHook:
-    """Patches matplotlib.pyplot.show when pyplot is first imported; nothing is imported here."""
+NO_LOOP = (
+    "no event loop is running in a synchronous cell: the kernel's asyncio loop is stopped "
+    "between cells (so asyncio.run() works here), and a task scheduled now would never run; "
+    "await the work in the cell instead, e.g. `await asyncio.gather(...)`"
+)
+
+
+def patch_asyncio(kernel, module):
+    """asyncio.get_event_loop() (and ensure_future/create_task through it) in a synchronous
+    cell fails with a message that says why and what to do (P7), instead of "There is no
+    current event loop" or a fresh loop whose tasks never run."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        policy = module.get_event_loop_policy()
+    original = policy.get_event_loop
+
+    def get_event_loop():
+        if state.running:
+            raise RuntimeError(NO_LOOP)
+        return original()
+
+    policy.get_event_loop = get_event_loop
+
+
+class ImportHook:
+    """Patches a few modules right after their first import; nothing is imported here:
+    matplotlib.pyplot (plt.show displays, P11) and asyncio (the sync-cell loop message)."""
 
     def __init__(self, kernel):
         self.kernel = kernel
+        self.patches = {"matplotlib.pyplot": kernel.patch_pyplot,
+                        "asyncio": lambda module: patch_asyncio(kernel, module)}
 
     def find_spec(self, name, path=None, target=None):
-        if name != "matplotlib.pyplot":
+        patch = self.patches.get(name)
+        if patch is None:
             return None
         import importlib.machinery
 
@@ -555,11 +620,10 @@ class PyplotHook:
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
         original = spec.loader.exec_module
-        kernel = self.kernel
 
         def exec_module(module):
             original(module)
-            kernel.patch_pyplot(module)
+            patch(module)
 
         spec.loader.exec_module = exec_module
         return spec
@@ -610,7 +674,7 @@ def main():
     kernel.bundle = kernel.bundle_mod.bundle
     kernel.fresh_namespace()
     build_sys_path()
-    sys.meta_path.insert(0, PyplotHook(kernel))
+    sys.meta_path.insert(0, ImportHook(kernel))
     commands = queue_mod.Queue(maxsize=64)
     threading.Thread(target=command_reader, args=(kernel, commands), name="execkit-commands",
                      daemon=True).start()
