@@ -323,3 +323,21 @@ async fn eval_long_dataframes_are_elided() {
     assert!(text.ends_with("[60 rows x 1 columns]"), "{text}");
     kit.runner.close().await;
 }
+
+#[tokio::test]
+async fn eval_closing_descriptors_keeps_the_session_usable() {
+    let kit = kit_with(|_| {});
+    for code in [
+        "import os\nos.closerange(3, 1024)\nprint('closed')",
+        "import os\ntry:\n    os.close(3)\nexcept OSError:\n    pass\nprint('closed')",
+    ] {
+        let r = kit.py(code).await;
+        assert!(!r.is_error, "{}", r.text());
+        assert_eq!(r.text(), "closed");
+        let r = kit.py("import subprocess\nsubprocess.run(['echo', 'child'])\nprint('next')").await;
+        assert!(!r.is_error, "{}", r.text());
+        assert_eq!(r.text(), "child\nnext");
+        assert_eq!(cell(&r, 0)["kernel"]["started"], false, "the kernel survived");
+    }
+    kit.runner.close().await;
+}

@@ -10,7 +10,6 @@ Standard library only, Python 3.8+ (spec-eval.md P5, P20). ``magics.py`` and ``p
 live next to this file and are loaded by path, because ``-I`` keeps this directory off sys.path.
 """
 
-import fcntl
 import json
 import os
 import signal
@@ -27,21 +26,35 @@ CO_COROUTINE = 0x0080
 LAST_VALUE = "_ek_last_value_"
 
 
-def _high(fd):
-    new = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 100)
-    os.close(fd)
-    return new
+def load_module(name):
+    """Loads a kernel file next to this one as module ``_execkit_<name>`` (no importlib)."""
+    import types
+
+    full = "_execkit_" + name
+    module = sys.modules.get(full)
+    if module is not None:
+        return module
+    path = os.path.join(HERE, name + ".py")
+    module = types.ModuleType(full)
+    module.__file__ = path
+    with open(path, encoding="utf-8") as f:
+        code = compile(f.read(), path, "exec", dont_inherit=True)
+    sys.modules[full] = module
+    exec(code, module.__dict__)
+    return module
 
 
-CMD_FD = _high(3)
-EVT_FD = _high(4)
+channel = load_module("channel")
+HIGH = channel.HighFds()
+CMD = channel.Guarded(HIGH, 3)
+EVT = channel.Guarded(HIGH, 4)
 # The original fd 2 (the diagnostic pipe), kept for faulthandler so fatal-signal tracebacks
 # reach the host's diagnostic ring even after the user closes fd 2.
-DIAG_FD = fcntl.fcntl(2, fcntl.F_DUPFD_CLOEXEC, 100)
+DIAG_FD = HIGH.place(os.dup(2))
 
 
 def _close_protocol_fds_in_child():
-    for fd in (CMD_FD, EVT_FD):
+    for fd in CMD.numbers() + EVT.numbers():
         try:
             os.close(fd)
         except OSError:
@@ -112,10 +125,12 @@ def _write_frame(data, defer):
         view = memoryview(data)
         while view:
             try:
-                n = os.write(EVT_FD, view)
+                n = os.write(EVT.fd, view)
             except InterruptedError:
                 continue
             except OSError:
+                if EVT.repair():
+                    continue  # user code closed our number; the backup put it back
                 os._exit(0)  # the host is gone
             view = view[n:]
 
@@ -202,8 +217,8 @@ class Kernel:
         self.streams = load_module("streams")
         self.ns = None
         self.merger = self.streams.Merger(forward)
-        self.out = self.streams.Capture("stdout", 1, self.merger)
-        self.err = self.streams.Capture("stderr", 2, self.merger)
+        self.out = self.streams.Capture("stdout", 1, self.merger, HIGH)
+        self.err = self.streams.Capture("stderr", 2, self.merger, HIGH)
         self.loop = None
         self.stdout = None
         self.stderr = None
@@ -217,7 +232,11 @@ class Kernel:
     # -- output -----------------------------------------------------------------------
     def proxies(self):
         """Restores fds 1 and 2 and reinstalls the stdio proxies when user code replaced them."""
+        # User code may have closed any descriptor (os.closerange(3, 1024) is a daemon idiom).
+        CMD.repair()
+        EVT.repair()
         for capture in (self.out, self.err):
+            capture.repair()
             capture.restore_fd()
         if self.stdout is None or sys.stdout is not self.stdout or self.stdout.closed:
             self.stdout = self.streams.TextProxy(self.out, "replace")
@@ -557,22 +576,42 @@ def execute(kernel, cmd):
 
 
 def command_reader(kernel, queue):
-    with os.fdopen(CMD_FD, "rb", buffering=65536) as f:
-        for line in f:
-            try:
-                cmd = json.loads(line)
-            except ValueError:
-                continue
-            if not isinstance(cmd, dict):
-                continue
-            kind = cmd.get("type")
-            if kind == "shutdown":
-                os._exit(0)
-            elif kind == "tool_result":
-                kernel.deliver_tool_result(cmd)
-            elif kind in ("execute", "snapshot", "restore"):
-                queue.put(cmd)
-    os._exit(0)  # command pipe EOF: the host is gone or closed us
+    buf = bytearray()
+    while True:
+        try:
+            chunk = os.read(CMD.fd, 65536)
+        except InterruptedError:
+            continue
+        except OSError:
+            if CMD.repair():
+                continue  # user code closed our number; the backup put it back
+            os._exit(0)
+        if not chunk:
+            os._exit(0)  # command pipe EOF: the host is gone or closed us
+        buf += chunk
+        while True:
+            end = buf.find(b"\n")
+            if end < 0:
+                break
+            line = bytes(buf[:end])
+            del buf[:end + 1]
+            handle_command(kernel, queue, line)
+
+
+def handle_command(kernel, queue, line):
+    try:
+        cmd = json.loads(line)
+    except ValueError:
+        return
+    if not isinstance(cmd, dict):
+        return
+    kind = cmd.get("type")
+    if kind == "shutdown":
+        os._exit(0)
+    elif kind == "tool_result":
+        kernel.deliver_tool_result(cmd)
+    elif kind in ("execute", "snapshot", "restore"):
+        queue.put(cmd)
 
 
 NO_LOOP = (
@@ -627,24 +666,6 @@ class ImportHook:
 
         spec.loader.exec_module = exec_module
         return spec
-
-
-def load_module(name):
-    """Loads a kernel file next to this one as module ``_execkit_<name>`` (no importlib)."""
-    import types
-
-    full = "_execkit_" + name
-    module = sys.modules.get(full)
-    if module is not None:
-        return module
-    path = os.path.join(HERE, name + ".py")
-    module = types.ModuleType(full)
-    module.__file__ = path
-    with open(path, encoding="utf-8") as f:
-        code = compile(f.read(), path, "exec", dont_inherit=True)
-    sys.modules[full] = module
-    exec(code, module.__dict__)
-    return module
 
 
 def build_sys_path():

@@ -17,7 +17,7 @@ import select
 import threading
 import time
 
-# A stream frame carries at most this many characters (<= 64 KiB of UTF-8).
+# A stream frame carries at most this many characters of non-ASCII text (<= 64 KiB of UTF-8).
 FRAME_CHARS = 16384
 # Bytes read from a capture pipe at a time.
 READ_CHUNK = 16384
@@ -86,8 +86,10 @@ class Merger:
         queue, self.queue, self.queued = self.queue, [], 0
         for name, pieces in queue:
             text = "".join(pieces)
-            for at in range(0, len(text), FRAME_CHARS):
-                self.forward(name, text[at:at + FRAME_CHARS])
+            # ASCII text is one byte per character: four times as much fits in a frame.
+            step = FRAME_CHARS * 4 if text.isascii() else FRAME_CHARS
+            for at in range(0, len(text), step):
+                self.forward(name, text[at:at + step])
 
     def _timer(self):
         while True:
@@ -98,24 +100,47 @@ class Merger:
 
 
 class Capture:
-    """One captured fd (1 or 2): a private pipe, a reader thread, incremental UTF-8."""
+    """One captured fd (1 or 2): a private pipe, a reader thread, incremental UTF-8. The pipe's
+    own descriptors sit at high numbers (``high.place``) and are rebuilt before a cell when
+    user code closed them."""
 
-    def __init__(self, name, target_fd, merger):
-        import fcntl
-
+    def __init__(self, name, target_fd, merger, high):
         self.name = name
         self.target_fd = target_fd
         self.merger = merger
-        self.r, self.w = os.pipe()
-        # A private duplicate of the write end for sys.stdout.fileno(): it outlives
-        # os.close(1) in user code.
-        self.w_private = fcntl.fcntl(self.w, fcntl.F_DUPFD_CLOEXEC, 100)
-        os.set_blocking(self.r, False)
+        self.high = high
         self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self.lock = threading.Lock()
+        self.thread = None
+        self._open()
+
+    def _open(self):
+        from _execkit_channel import ident
+
+        r, w = os.pipe()
+        self.r, self.w = self.high.place(r), self.high.place(w)
+        # A second write end for sys.stdout.fileno(): it outlives os.close(1) in user code.
+        self.w_private = self.high.place(os.dup(self.w))
+        os.set_blocking(self.r, False)
+        self.ids = (ident(self.r), ident(self.w))
         self.restore_fd()
-        thread = threading.Thread(target=self._loop, name="execkit-" + name, daemon=True)
-        thread.start()
+        if self.thread is None or not self.thread.is_alive():
+            self.thread = threading.Thread(target=self._loop, name="execkit-" + self.name,
+                                           daemon=True)
+            self.thread.start()
+
+    def repair(self):
+        """Rebuilds the pipe when user code closed or replaced one of its descriptors."""
+        from _execkit_channel import ident
+
+        r_id, w_id = self.ids
+        if ident(self.r) == r_id and ident(self.w) == w_id and ident(self.w_private) == w_id:
+            return
+        with self.lock:
+            for fd in (self.r, self.w, self.w_private):
+                if ident(fd) in self.ids:
+                    os.close(fd)
+            self._open()
 
     def restore_fd(self):
         os.dup2(self.w, self.target_fd)
@@ -135,6 +160,8 @@ class Capture:
                 data = os.read(self.r, READ_CHUNK)
             except (BlockingIOError, InterruptedError):
                 return
+            except OSError:
+                return  # closed by user code; rebuilt before the next cell
             if not data:
                 return
             self.merger.write(self.name, self.decoder.decode(data))

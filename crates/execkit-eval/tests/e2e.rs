@@ -287,7 +287,9 @@ async fn children_cannot_write_frames_and_die_with_the_kernel() {
 #[tokio::test]
 async fn junk_and_oversized_lines_on_the_event_fd() {
     let kit = Kit::new();
-    let find = "import os, stat\nevt = [fd for fd in range(100, 110) if os.path.exists(f'/proc/self/fd/{fd}') and stat.S_ISFIFO(os.fstat(fd).st_mode) and os.readlink(f'/proc/self/fd/{fd}') != os.readlink('/proc/self/fd/2')][1]\n";
+    // The event pipe: write-only, held by two descriptors (the channel and its backup), and
+    // not the capture pipe behind fds 1 and 2.
+    let find = "import os, collections\nlinks = collections.defaultdict(list)\nfor f in os.listdir('/proc/self/fd'):\n    try:\n        links[os.readlink('/proc/self/fd/' + f)].append(int(f))\n    except OSError:\n        pass\nmine = {os.readlink('/proc/self/fd/1'), os.readlink('/proc/self/fd/2')}\nwronly = lambda fd: int(open('/proc/self/fdinfo/%d' % fd).read().split('flags:')[1].split()[0], 8) & 3 == 1\nevt = [fds[0] for link, fds in links.items() if link.startswith('pipe:') and link not in mine and len(fds) == 2 and wronly(fds[0])][0]\n";
     let r = kit.py(&format!("{find}os.write(evt, b'junk line\\n')\nos.write(evt, b'{{\"type\":\"mystery\"}}\\n')\nprint('ok')")).await;
     assert!(!r.is_error, "{}", r.text());
     assert_eq!(cell(&r, 0)["kernel"]["bad_frames"], 2);
