@@ -27,9 +27,12 @@ def _b64(value):
     return value
 
 
+CUT_HINT = "print slices of the value to see more]"
+
+
 def _cut_note(total):
     return ("\n[repr cut to its first %d of %d characters; the rest was never sent by the "
-            "kernel and is not kept: print slices of the value to see more]" % (PLAIN_MAX, total))
+            "kernel and is not kept: %s" % (PLAIN_MAX, total, CUT_HINT))
 
 
 def cut_text(text):
@@ -236,3 +239,14 @@ def bundle(obj):
             pass
     data["text/plain"] = safe_repr(obj)
     return data
+
+
+def describe(obj):
+    """(bundle, metadata) of a displayed value or cell result. Metadata carries the JSON copy
+    of a built-in value and ``cut: true`` when the kernel cut the value's text."""
+    data = bundle(obj)
+    meta = metadata(obj) or {}
+    plain = data.get("text/plain")
+    if isinstance(plain, str) and plain.endswith(CUT_HINT):
+        meta["cut"] = True
+    return data, meta or None

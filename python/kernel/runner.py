@@ -265,7 +265,7 @@ class Kernel:
 
     def display_value(self, obj):
         """display(obj): its bundle, plus the JSON copy of a built-in value for programs."""
-        self.display_bundle(self.bundle(obj), self.bundle_mod.metadata(obj))
+        self.display_bundle(*self.bundle_mod.describe(obj))
 
     def display_bundle(self, data, metadata=None):
         if state.cell_id is None and not state.capture_stack:
@@ -513,8 +513,8 @@ def error_frame(cid, exc, limit=None):
 
 
 def send_result(kernel, cid, value):
-    frame = {"type": "result", "id": cid, "data": kernel.bundle(value)}
-    meta = kernel.bundle_mod.metadata(value)
+    data, meta = kernel.bundle_mod.describe(value)
+    frame = {"type": "result", "id": cid, "data": data}
     if meta:
         frame["metadata"] = meta
     kernel.send(frame, defer=True)

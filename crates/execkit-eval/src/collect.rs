@@ -61,6 +61,8 @@ pub struct Collector<'a> {
     pub displays: Vec<Value>,
     pub image_count: usize,
     pub error: Option<CellError>,
+    /// The kernel cut a value's text before sending it (its note says so in the text).
+    pub value_cut: bool,
     store: Option<ArtifactStore>,
     call_images: &'a mut CallImages,
     progress: Option<ProgressFn>,
@@ -90,6 +92,7 @@ impl<'a> Collector<'a> {
             displays: Vec::new(),
             image_count: 0,
             error: None,
+            value_cut: false,
             store: artifacts.as_ref().ok().cloned(),
             call_images,
             progress,
@@ -158,6 +161,9 @@ impl CellObserver for Collector<'_> {
     }
 
     fn display(&mut self, data: Map<String, Value>, metadata: Option<Value>, _result: bool) {
+        if metadata.as_ref().and_then(|m| m.get("cut")).and_then(Value::as_bool) == Some(true) {
+            self.value_cut = true;
+        }
         match choose(&data) {
             Rendered::Image { mime, bytes } => self.image(mime, bytes),
             Rendered::Text { mime, text, json } => {

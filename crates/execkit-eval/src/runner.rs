@@ -453,6 +453,11 @@ impl EvalRunner {
         if let Some(note) = note {
             report.notes.push(note);
         }
+        if collector.value_cut && report.footer.is_some() {
+            // The artifact keeps the cell's text as the kernel sent it: a value the kernel cut
+            // is cut there too, so "full output" must not be read as "the whole value".
+            report.notes.push(VALUE_CUT_NOTE.to_string());
+        }
         if matches!(outcome.end, CellEnd::Ok | CellEnd::Error | CellEnd::Interrupted(_)) {
             self.inner.pool.release(lease).await;
         }
@@ -516,6 +521,10 @@ impl EvalRunner {
         lines
     }
 }
+
+/// Added when a cell's text was cut and a value in it had already been cut by the kernel.
+const VALUE_CUT_NOTE: &str = "[the artifact holds this cell's whole text as the kernel sent it; \
+     the value cut above is cut there too, and the rest of it is not kept anywhere]";
 
 /// E31: a frame before `ready` is a protocol violation; the kernel is already killed.
 fn broke_before_ready(mut report: CellReport, lang: &str, reason: &str) -> CellReport {

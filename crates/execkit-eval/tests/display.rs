@@ -65,3 +65,18 @@ async fn a_repr_that_loops_forever_is_interrupted_and_state_kept() {
     assert_eq!(r.text(), "42");
     kit.runner.close().await;
 }
+
+#[tokio::test]
+async fn a_value_cut_by_the_kernel_says_so_and_where_the_text_is() {
+    let kit = Kit::new();
+    let r = kit.py("class R:\n    def __repr__(self):\n        return 'y' * 10_000_000\nR()").await;
+    let text = r.text();
+    assert!(
+        text.contains("[repr cut to its first 65536 of 10000000 characters; the rest was never sent by the kernel and is not kept"),
+        "{text}"
+    );
+    assert!(text.contains("artifact://"), "the artifact link is in the text: {text}");
+    assert!(text.contains("the value cut above is cut there too"), "{text}");
+    assert!(!r.is_error);
+    kit.runner.close().await;
+}
