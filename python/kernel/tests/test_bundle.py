@@ -18,7 +18,7 @@ class BuiltinText(unittest.TestCase):
         self.assertTrue(re.search(r" \d+, …$", head), head[-40:])
         last = int(re.findall(r"\d+", head)[-1])
         self.assertTrue(head.endswith(", %d, %d, …" % (last - 1, last)), head[-40:])
-        self.assertIn("of 6888890 characters; the rest was never sent", note)
+        self.assertIn("of 7888890 characters; the rest was never sent", note)
 
     def test_describe_flags_a_cut_value_and_keeps_json(self):
         data, meta = bundle.describe("x" * 100000)
