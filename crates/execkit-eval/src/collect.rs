@@ -63,6 +63,8 @@ pub struct Collector<'a> {
     pub error: Option<CellError>,
     /// The kernel cut a value's text before sending it (its note says so in the text).
     pub value_cut: bool,
+    /// The last stream text did not end with a newline.
+    mid_line: bool,
     store: Option<ArtifactStore>,
     call_images: &'a mut CallImages,
     progress: Option<ProgressFn>,
@@ -93,6 +95,7 @@ impl<'a> Collector<'a> {
             image_count: 0,
             error: None,
             value_cut: false,
+            mid_line: false,
             store: artifacts.as_ref().ok().cloned(),
             call_images,
             progress,
@@ -101,11 +104,16 @@ impl<'a> Collector<'a> {
         }
     }
 
+    /// A display, error or note: on a line of its own, even after a partial output line.
     fn push_text(&mut self, text: &str) {
+        if self.mid_line {
+            self.sink.push(b"\n");
+        }
         self.sink.push(text.as_bytes());
         if !text.ends_with('\n') {
             self.sink.push(b"\n");
         }
+        self.mid_line = false;
     }
 
     fn save(&self, bytes: &[u8], mime: &str) -> Result<String, String> {
@@ -158,6 +166,9 @@ impl Collector<'_> {
 impl CellObserver for Collector<'_> {
     fn stream(&mut self, _name: StreamName, text: &str) {
         self.sink.push(text.as_bytes());
+        if !text.is_empty() {
+            self.mid_line = !text.ends_with('\n');
+        }
     }
 
     fn display(&mut self, data: Map<String, Value>, metadata: Option<Value>, _result: bool) {

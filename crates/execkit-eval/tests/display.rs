@@ -80,3 +80,11 @@ async fn a_value_cut_by_the_kernel_says_so_and_where_the_text_is() {
     assert!(!r.is_error);
     kit.runner.close().await;
 }
+
+#[tokio::test]
+async fn a_result_after_a_partial_line_starts_on_its_own_line() {
+    let kit = Kit::new();
+    let r = kit.py("import sys\nsys.stdout.write('partial')").await;
+    assert_eq!(r.text(), "partial\n7");
+    kit.runner.close().await;
+}
