@@ -34,7 +34,8 @@ class Merger:
 
     def __init__(self, forward):
         self.forward = forward
-        self.lock = threading.Lock()
+        # Reentrant: a signal handler that prints may run while this thread holds the lock.
+        self.lock = threading.RLock()
         self.queue = []
         self.queued = 0
         self.partial = {name: [] for name in NAMES}
@@ -110,7 +111,7 @@ class Capture:
         self.merger = merger
         self.high = high
         self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()  # reentrant for the same reason as Merger.lock
         self.thread = None
         self._open()
 

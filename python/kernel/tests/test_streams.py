@@ -60,6 +60,18 @@ class StreamOrder(unittest.TestCase):
         frames = self.k.run("import os\nprint('a', end='')\nos.write(1, b'b\\n')\nprint('c')")
         self.assertEqual(streams(frames), [("stdout", "ab"), ("stdout", "c")])
 
+    def test_a_signal_handler_that_prints_does_not_deadlock(self):
+        frames = self.k.run(
+            "import signal\nticks = []\n"
+            "def tick(*_):\n    ticks.append(1)\n    print('tick')\n"
+            "signal.signal(signal.SIGALRM, tick)\n"
+            "signal.setitimer(signal.ITIMER_REAL, 0.001, 0.001)\n"
+            "for i in range(20000):\n    print('line', i)\n"
+            "signal.setitimer(signal.ITIMER_REAL, 0)\nprint('ticks', len(ticks) > 0)",
+            timeout_ms=20000)
+        self.assertEqual(of_type(frames, "done")[0]["status"], "ok")
+        self.assertIn("ticks True", [t for _, t in streams(frames)])
+
 
 if __name__ == "__main__":
     unittest.main()
