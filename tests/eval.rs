@@ -459,3 +459,28 @@ async fn eval_matches_jupyter_on_plain_cells() {
     }
     kit.runner.close().await;
 }
+
+#[tokio::test]
+async fn eval_parks_and_restores_twice_with_definitions_as_source() {
+    let kit = kit_with(|c| c.idle_timeout = Some(Duration::from_secs(1)));
+    let pid_of = |r: &ToolResult| cell(r, 0)["kernel"]["pid"].as_u64().unwrap() as u32;
+    let gone = |pid: u32| async move {
+        let until = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < until && std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    let r = kit
+        .py("def f(x):\n    return x + 1\nclass P:\n    def __init__(self, v):\n        self.v = v\nitems = [P(1)]\nn = f(1)")
+        .await;
+    gone(pid_of(&r)).await;
+    let r = kit.py("n = f(n) * 10\nitems.append(P(n))").await;
+    assert!(r.text().contains("restored 4 names"), "{}", r.text());
+    gone(pid_of(&r)).await;
+    let r = kit.py("print(n, f(n), [p.v for p in items], type(items[0]).__name__)").await;
+    assert!(!r.is_error, "{}", r.text());
+    assert!(r.text().contains("restored 4 names"), "{}", r.text());
+    assert!(!r.text().contains("not restored"), "{}", r.text());
+    assert!(r.text().ends_with("30 31 [1, 30] P"), "{}", r.text());
+    kit.runner.close().await;
+}
