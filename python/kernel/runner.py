@@ -456,60 +456,9 @@ def ends_with_semicolon(source):
     return last is not None and last.string == ";"
 
 
-ASYNCIO_DIR = os.path.join(os.path.dirname(os.__file__), "asyncio") + os.sep
-
-
-def internal_frame(filename):
-    """The kernel's own files (runner, magics, prelude, ...) and asyncio's internals: not the
-    user's code, so left out of tracebacks."""
-    return os.path.dirname(filename) == HERE or filename.startswith(ASYNCIO_DIR)
-
-
-def clean_traceback(tb):
-    """Drops kernel and asyncio frames above the first cell frame."""
-    first = tb
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename.startswith("<cell-"):
-            return tb
-        tb = tb.tb_next
-    while first is not None and internal_frame(first.tb_frame.f_code.co_filename):
-        first = first.tb_next
-    return first
-
-
-def strip_internal(te, seen=None):
-    """Removes internal frames from a TracebackException and the exceptions chained to it."""
-    import traceback
-
-    seen = set() if seen is None else seen
-    while te is not None and id(te) not in seen:
-        seen.add(id(te))
-        kept = [f for f in te.stack if not internal_frame(f.filename)]
-        te.stack = traceback.StackSummary.from_list(kept)
-        if te.__cause__ is not None:
-            strip_internal(te.__cause__, seen)
-        te = te.__context__
-
-
 def error_frame(cid, exc, limit=None):
-    import traceback
-
-    if isinstance(exc, SyntaxError):
-        lines = traceback.format_exception_only(type(exc), exc)
-    else:
-        tb = clean_traceback(exc.__traceback__)
-        te = traceback.TracebackException(type(exc), exc, tb, limit=limit)
-        # The SIGINT handler, magics, the prelude and asyncio's machinery are not the user's
-        # code.
-        strip_internal(te)
-        lines = list(te.format())
-    text = "".join(lines).rstrip("\n").split("\n")
-    try:
-        evalue = str(exc)
-    except Exception:  # noqa: BLE001 - a broken __str__ must not kill the kernel
-        evalue = "<unprintable %s>" % type(exc).__name__
-    return {"type": "error", "id": cid, "ename": type(exc).__name__, "evalue": evalue,
-            "traceback": text}
+    """The ``error`` frame of exc; the traceback code loads on the first error only."""
+    return load_module("tracebacks").error_frame(cid, exc, HERE, limit)
 
 
 def send_result(kernel, cid, value):

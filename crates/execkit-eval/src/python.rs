@@ -16,13 +16,14 @@ use crate::error::StartError;
 use crate::interp_cache::{InterpCache, ProbeKey};
 
 /// The kernel's files, embedded so the binary is self-contained (style.md §7).
-pub const KERNEL_FILES: [(&str, &str); 7] = [
+pub const KERNEL_FILES: [(&str, &str); 8] = [
     ("runner.py", include_str!("../../../python/kernel/runner.py")),
     ("magics.py", include_str!("../../../python/kernel/magics.py")),
     ("bundle.py", include_str!("../../../python/kernel/bundle.py")),
     ("snapshot.py", include_str!("../../../python/kernel/snapshot.py")),
     ("streams.py", include_str!("../../../python/kernel/streams.py")),
     ("channel.py", include_str!("../../../python/kernel/channel.py")),
+    ("tracebacks.py", include_str!("../../../python/kernel/tracebacks.py")),
     ("prelude.py", include_str!("../../../prelude/prelude.py")),
 ];
 
