@@ -219,6 +219,17 @@ impl Pool {
         key: &KernelKey,
         spawn: impl FnOnce() -> Result<KernelSpawn, StartError>,
     ) -> Result<Lease, PoolError> {
+        self.checkout(key, spawn, true).await
+    }
+
+    /// [`Pool::acquire`]; with `for_cell` false (a pre-warm) the kernel is left idle, so a call
+    /// waiting for room under the cap may use or evict it as soon as it is up.
+    async fn checkout(
+        &self,
+        key: &KernelKey,
+        spawn: impl FnOnce() -> Result<KernelSpawn, StartError>,
+        for_cell: bool,
+    ) -> Result<Lease, PoolError> {
         let start_lock = {
             let mut slots = self.inner.slots.lock().await;
             slots.entry(key.clone()).or_default().start_lock.clone()
@@ -231,7 +242,7 @@ impl Pool {
         }
         if let Some(kernel) = slot.kernel.clone() {
             if kernel.is_alive() {
-                slot.busy = true;
+                slot.busy |= for_cell;
                 slot.generation += 1;
                 return Ok(Lease {
                     key: key.clone(),
@@ -310,10 +321,13 @@ impl Pool {
         let mut slots = self.inner.slots.lock().await;
         let slot = slots.entry(key.clone()).or_default();
         slot.starting = false;
-        self.inner.changed.notify_waiters();
         slot.kernel = Some(kernel.clone());
-        slot.busy = true;
+        slot.busy = for_cell;
         slot.generation += 1;
+        if !for_cell {
+            self.arm_idle(key, slot);
+        }
+        self.inner.changed.notify_waiters();
         Ok(Lease { key: key.clone(), kernel, started: true, loss, restored })
     }
 
@@ -324,8 +338,7 @@ impl Pool {
         key: &KernelKey,
         spawn: impl FnOnce() -> Result<KernelSpawn, StartError>,
     ) -> Result<(), PoolError> {
-        let lease = self.acquire(key, spawn).await?;
-        self.release(lease).await;
+        self.checkout(key, spawn, false).await?;
         Ok(())
     }
 
@@ -334,12 +347,19 @@ impl Pool {
         let mut slots = self.inner.slots.lock().await;
         let Some(slot) = slots.get_mut(&lease.key) else { return };
         slot.busy = false;
-        slot.last_used = Some(Instant::now());
         slot.generation += 1;
+        self.arm_idle(&lease.key, slot);
+        self.inner.changed.notify_waiters();
+    }
+
+    /// Marks `slot` used now and stops its kernel after the idle timeout unless it is used
+    /// again first (the generation changes).
+    fn arm_idle(&self, key: &KernelKey, slot: &mut Slot) {
+        slot.last_used = Some(Instant::now());
         let generation = slot.generation;
         if let (Some(idle), Some(_)) = (self.inner.idle, &slot.kernel) {
             let pool = self.clone();
-            let key = lease.key.clone();
+            let key = key.clone();
             tokio::spawn(async move {
                 tokio::time::sleep(idle).await;
                 pool.expire(&key, generation, idle).await;
