@@ -20,7 +20,7 @@ def display(*objs, raw=False):
                 raise TypeError("display(raw=True) takes {mime: data} dicts")
             _kernel.display_bundle(dict(obj))
         else:
-            _kernel.display_bundle(_kernel.bundle(obj))
+            _kernel.display_value(obj)
 
 
 def read(path, offset=1, limit=None):

@@ -323,3 +323,164 @@ async fn eval_long_dataframes_are_elided() {
     assert!(text.ends_with("[60 rows x 1 columns]"), "{text}");
     kit.runner.close().await;
 }
+
+#[tokio::test]
+async fn eval_closing_descriptors_keeps_the_session_usable() {
+    let kit = kit_with(|_| {});
+    for code in [
+        "import os\nos.closerange(3, 1024)\nprint('closed')",
+        "import os\ntry:\n    os.close(3)\nexcept OSError:\n    pass\nprint('closed')",
+    ] {
+        let r = kit.py(code).await;
+        assert!(!r.is_error, "{}", r.text());
+        assert_eq!(r.text(), "closed");
+        let r = kit.py("import subprocess\nsubprocess.run(['echo', 'child'])\nprint('next')").await;
+        assert!(!r.is_error, "{}", r.text());
+        assert_eq!(r.text(), "child\nnext");
+        assert_eq!(cell(&r, 0)["kernel"]["started"], false, "the kernel survived");
+    }
+    kit.runner.close().await;
+}
+
+/// Cells run through ipykernel and through eval: each eval text must contain what Jupyter
+/// shows (stdout, stderr, the `text/plain` result) and fail with the same exception name.
+/// Left out: values whose layout IPython's own pretty-printer changes (default object reprs,
+/// sets), where the two cannot agree by design.
+const DIFFERENTIAL_CELLS: [&str; 36] = [
+    "1 + 1",
+    "a = 3\na != 3",
+    "(1, 'x')",
+    "{'k': None}",
+    "2**64 + 1",
+    "{1: 'a', '1': 'b'}",
+    "{None: 1, 'null': 2}",
+    "'hello'",
+    "\"it's\"",
+    "1 / 3",
+    "float('nan')",
+    "[1, 2.5, None, True]",
+    "list(range(40))",
+    "{f'key{i}': i for i in range(20)}",
+    "import sys\nprint('out')\nprint('err', file=sys.stderr)",
+    "for i in range(3):\n    print(i)",
+    "x = 5",
+    "x * 2",
+    "1 / 0",
+    "{}['k']",
+    "undefined_name",
+    "int('x')",
+    "b'bytes'",
+    "None",
+    "complex(1, 2)",
+    "[[1, 2], [3, 4]]",
+    "('a' * 100, 'b')",
+    "import math\nmath.pi",
+    "dict(a=1, b=[1, 2, {'c': (3,)}])",
+    "raise RuntimeError('boom')",
+    "'multi\\nline'",
+    "y = [1]\ny.append(2)\ny",
+    "import sys\nsys.stdout.write('partial')",
+    "print('a', end='')\nprint('b')",
+    "10**20",
+    "'é' * 3",
+];
+
+/// Runs DIFFERENTIAL_CELLS in a fresh ipykernel from inside an eval cell and writes what
+/// Jupyter showed to `jupyter.json` in the kernel's cwd.
+const JUPYTER_DRIVER: &str = r#"
+import json
+from jupyter_client.manager import start_new_kernel
+km, kc = start_new_kernel(kernel_name="python3", startup_timeout=120)
+shown = []
+try:
+    for code in json.loads(CELLS):
+        msg_id = kc.execute(code)
+        rec = {"stdout": "", "stderr": "", "result": None, "ename": None}
+        while True:
+            msg = kc.get_iopub_msg(timeout=120)
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            kind, content = msg["msg_type"], msg["content"]
+            if kind == "stream":
+                rec[content["name"]] += content["text"]
+            elif kind == "execute_result":
+                rec["result"] = content["data"].get("text/plain")
+            elif kind == "error":
+                rec["ename"] = content["ename"]
+            elif kind == "status" and content["execution_state"] == "idle":
+                break
+        shown.append(rec)
+finally:
+    kc.stop_channels()
+    km.shutdown_kernel(now=True)
+with open("jupyter.json", "w") as f:
+    json.dump(shown, f)
+print(len(shown))
+"#;
+
+fn normalised(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[tokio::test]
+async fn eval_matches_jupyter_on_plain_cells() {
+    let test = "eval_matches_jupyter_on_plain_cells";
+    let kit = kit_with(|_| {});
+    if !have_module(&kit, test, "ipykernel").await
+        || !have_module(&kit, test, "jupyter_client").await
+    {
+        return;
+    }
+    let cells = serde_json::to_string(&DIFFERENTIAL_CELLS.to_vec()).unwrap();
+    let driver = format!("CELLS = {}\n{JUPYTER_DRIVER}", serde_json::to_string(&cells).unwrap());
+    let r = kit
+        .call(json!({"session": "jupyter", "cells": [{"language": "py", "code": driver, "timeout": 300}]}))
+        .await;
+    assert!(!r.is_error, "{}", r.text());
+    let shown: Vec<Value> =
+        serde_json::from_slice(&std::fs::read(kit.dir.path().join("work/jupyter.json")).unwrap())
+            .unwrap();
+    assert_eq!(shown.len(), DIFFERENTIAL_CELLS.len());
+    for (code, jupyter) in DIFFERENTIAL_CELLS.iter().zip(&shown) {
+        let r =
+            kit.call(json!({"session": "diff", "cells": [{"language": "py", "code": code}]})).await;
+        let ours = normalised(&r.text());
+        for part in ["stdout", "stderr", "result"] {
+            if let Some(expected) = jupyter[part].as_str() {
+                let expected = normalised(expected);
+                assert!(
+                    ours.contains(&expected),
+                    "{code:?}: Jupyter {part} {expected:?}, eval shows {ours:?}"
+                );
+            }
+        }
+        let ename = cell(&r, 0)["error"]["ename"].as_str().map(str::to_string);
+        assert_eq!(ename.as_deref(), jupyter["ename"].as_str(), "{code:?}: {ours}");
+    }
+    kit.runner.close().await;
+}
+
+#[tokio::test]
+async fn eval_parks_and_restores_twice_with_definitions_as_source() {
+    let kit = kit_with(|c| c.idle_timeout = Some(Duration::from_secs(1)));
+    let pid_of = |r: &ToolResult| cell(r, 0)["kernel"]["pid"].as_u64().unwrap() as u32;
+    let gone = |pid: u32| async move {
+        let until = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < until && std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    let r = kit
+        .py("def f(x):\n    return x + 1\nclass P:\n    def __init__(self, v):\n        self.v = v\nitems = [P(1)]\nn = f(1)")
+        .await;
+    gone(pid_of(&r)).await;
+    let r = kit.py("n = f(n) * 10\nitems.append(P(n))").await;
+    assert!(r.text().contains("restored 4 names"), "{}", r.text());
+    gone(pid_of(&r)).await;
+    let r = kit.py("print(n, f(n), [p.v for p in items], type(items[0]).__name__)").await;
+    assert!(!r.is_error, "{}", r.text());
+    assert!(r.text().contains("restored 4 names"), "{}", r.text());
+    assert!(!r.text().contains("not restored"), "{}", r.text());
+    assert!(r.text().ends_with("30 31 [1, 30] P"), "{}", r.text());
+    kit.runner.close().await;
+}

@@ -27,14 +27,96 @@ def _b64(value):
     return value
 
 
+CUT_HINT = "print slices of the value to see more]"
+
+
+def _cut_note(total):
+    return ("\n[repr cut to its first %d of %d characters; the rest was never sent by the "
+            "kernel and is not kept: %s" % (PLAIN_MAX, total, CUT_HINT))
+
+
+def cut_text(text):
+    """At most PLAIN_MAX characters, cut at a line or item boundary, with a note that says what
+    was cut and that the rest is not kept anywhere."""
+    if len(text) <= PLAIN_MAX:
+        return text
+    head = text[:PLAIN_MAX]
+    for sep in ("\n", ", ", " "):
+        at = head.rfind(sep)
+        if at > PLAIN_MAX // 2:
+            head = head[:at + len(sep)].rstrip()
+            break
+    return head + " …" + _cut_note(len(text))
+
+
 def safe_repr(obj):
     try:
         text = repr(obj)
     except Exception as exc:  # noqa: BLE001 - a broken __repr__ must not fail the cell
         text = "<%s object (repr failed: %s)>" % (type(obj).__name__, exc)
-    if len(text) > PLAIN_MAX:
-        text = text[:PLAIN_MAX] + "…"
-    return text
+    return cut_text(text)
+
+
+BUILTIN_TYPES = (dict, list, tuple, set, frozenset, str, int, float, complex, bool, bytes)
+# Laying out a huge container line by line costs seconds; beyond this repr length the flat
+# repr is cut instead (what is shown is capped at PLAIN_MAX anyway).
+PPRINT_MAX = 4 * PLAIN_MAX
+# The JSON copy for programs is left out beyond this size (frames are at most 16 MiB).
+JSON_COPY_MAX = 8 * 1024 * 1024
+
+
+def _printer():
+    import pprint
+
+    class Printer(pprint.PrettyPrinter):
+        # pprint splits long strings into implicitly concatenated pieces; the REPL and
+        # Jupyter show a string as one literal, so strings keep their plain repr.
+        _dispatch = {k: v for k, v in getattr(pprint.PrettyPrinter, "_dispatch", {}).items()
+                     if k not in (str.__repr__, bytes.__repr__, bytearray.__repr__)}
+
+    return Printer(width=79, sort_dicts=False)
+
+
+def builtin_text(obj):
+    """The REPL's view of a built-in value: its repr, laid out by pprint when a container's
+    repr is longer than 80 characters."""
+    text = repr(obj)
+    if len(text) > 80 and len(text) <= PPRINT_MAX and isinstance(obj, (dict, list, tuple)):
+        try:
+            text = _printer().pformat(obj)
+        except Exception:  # noqa: BLE001 - an odd element keeps the flat repr
+            pass
+    return cut_text(text)
+
+
+def _is_json_value(obj, depth=0):
+    """True when obj is plain JSON data that a JSON parser gives back unchanged: string keys,
+    finite floats, integers within 64 bits."""
+    if depth > 100:
+        return False
+    if obj is None or isinstance(obj, (bool, str)):
+        return True
+    if isinstance(obj, int):
+        return -(2 ** 63) <= obj < 2 ** 64
+    if isinstance(obj, float):
+        return obj == obj and obj not in (float("inf"), float("-inf"))
+    if isinstance(obj, (list, tuple)):
+        return all(_is_json_value(v, depth + 1) for v in obj)
+    if isinstance(obj, dict):
+        return all(isinstance(k, str) and _is_json_value(v, depth + 1) for k, v in obj.items())
+    return False
+
+
+def metadata(obj):
+    """``{"json": obj}`` for a built-in value that is JSON data, for structuredContent."""
+    if type(obj) not in (dict, list, tuple, str, int, float, bool):
+        return None
+    try:
+        if not _is_json_value(obj) or len(json.dumps(obj)) > JSON_COPY_MAX:
+            return None
+    except (TypeError, ValueError, RecursionError):
+        return None
+    return {"json": obj}
 
 
 def _json_ok(obj):
@@ -150,8 +232,21 @@ def bundle(obj):
             pass
     if "application/json" in data and not _json_ok(data["application/json"]):
         del data["application/json"]
-    if not data and isinstance(obj, (dict, list, tuple, int, float, bool)):
-        if _json_ok(obj):
-            data["application/json"] = obj
+    if not data and isinstance(obj, BUILTIN_TYPES):
+        try:
+            return {"text/plain": builtin_text(obj)}
+        except Exception:  # noqa: BLE001 - a subclass with a broken __repr__
+            pass
     data["text/plain"] = safe_repr(obj)
     return data
+
+
+def describe(obj):
+    """(bundle, metadata) of a displayed value or cell result. Metadata carries the JSON copy
+    of a built-in value and ``cut: true`` when the kernel cut the value's text."""
+    data = bundle(obj)
+    meta = metadata(obj) or {}
+    plain = data.get("text/plain")
+    if isinstance(plain, str) and plain.endswith(CUT_HINT):
+        meta["cut"] = True
+    return data, meta or None

@@ -10,11 +10,8 @@ Standard library only, Python 3.8+ (spec-eval.md P5, P20). ``magics.py`` and ``p
 live next to this file and are loaded by path, because ``-I`` keeps this directory off sys.path.
 """
 
-import codecs
-import fcntl
 import json
 import os
-import select
 import signal
 import sys
 import threading
@@ -22,30 +19,42 @@ import time
 
 PROTOCOL = 1
 HERE = os.path.dirname(os.path.abspath(__file__))
-RUNNER_FILE = os.path.abspath(__file__)
-# A stream frame carries at most this many bytes read from a capture pipe; with U+FFFD
-# replacement (3 bytes per invalid byte) the text stays under the 64 KiB frame limit.
-READ_CHUNK = 16384
 # Output written while no cell runs is kept (the newest part only) for the next cell.
 BETWEEN_CELLS_MAX = 65536
 CO_COROUTINE = 0x0080
+# Where an awaiting last expression leaves its value for the runner (removed at once).
+LAST_VALUE = "_ek_last_value_"
 
 
-def _high(fd):
-    new = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 100)
-    os.close(fd)
-    return new
+def load_module(name):
+    """Loads a kernel file next to this one as module ``_execkit_<name>`` (no importlib)."""
+    import types
+
+    full = "_execkit_" + name
+    module = sys.modules.get(full)
+    if module is not None:
+        return module
+    path = os.path.join(HERE, name + ".py")
+    module = types.ModuleType(full)
+    module.__file__ = path
+    with open(path, encoding="utf-8") as f:
+        code = compile(f.read(), path, "exec", dont_inherit=True)
+    sys.modules[full] = module
+    exec(code, module.__dict__)
+    return module
 
 
-CMD_FD = _high(3)
-EVT_FD = _high(4)
+channel = load_module("channel")
+HIGH = channel.HighFds()
+CMD = channel.Guarded(HIGH, 3)
+EVT = channel.Guarded(HIGH, 4)
 # The original fd 2 (the diagnostic pipe), kept for faulthandler so fatal-signal tracebacks
 # reach the host's diagnostic ring even after the user closes fd 2.
-DIAG_FD = fcntl.fcntl(2, fcntl.F_DUPFD_CLOEXEC, 100)
+DIAG_FD = HIGH.place(os.dup(2))
 
 
 def _close_protocol_fds_in_child():
-    for fd in (CMD_FD, EVT_FD):
+    for fd in CMD.numbers() + EVT.numbers():
         try:
             os.close(fd)
         except OSError:
@@ -54,6 +63,7 @@ def _close_protocol_fds_in_child():
 
 os.register_at_fork(after_in_child=_close_protocol_fds_in_child)
 
+MAIN_THREAD = threading.get_ident()
 _evt_lock = threading.Lock()
 # Frames whose delivery may wait for the next frame (started, result, error): one write per
 # cell instead of three halves a trivial cell's round trip. Order is kept: every write
@@ -61,14 +71,50 @@ _evt_lock = threading.Lock()
 _pending = []
 
 
+def json_safe(value, depth=0):
+    """A copy of a frame value that strict JSON accepts: NaN and infinities become None,
+    keys become strings and any other object its repr."""
+    if isinstance(value, float):
+        return value if value == value and value not in (float("inf"), float("-inf")) else None
+    if value is None or isinstance(value, (str, int, bool)):
+        return value
+    if depth > 100:
+        return repr(value)
+    if isinstance(value, dict):
+        return {k if isinstance(k, str) else repr(k): json_safe(v, depth + 1)
+                for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v, depth + 1) for v in value]
+    return repr(value)
+
+
 def emit(frame, defer=False):
     """Writes one frame. Lone surrogates never reach the wire (replaced on encoding)."""
     try:
         line = json.dumps(frame, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError):
-        line = json.dumps(frame, ensure_ascii=False, separators=(",", ":"), default=repr)
-        line = line.replace("NaN", "null").replace("Infinity", "null")
+        # Non-finite floats become null in the value itself; the text is never patched, so a
+        # string such as "NaN values" or "-inf" reaches the host unchanged.
+        line = json.dumps(json_safe(frame), ensure_ascii=False, separators=(",", ":"),
+                          allow_nan=False)
     data = line.encode("utf-8", "replace") + b"\n"
+    # A SIGINT that lands while the main thread writes a frame waits until the frame is whole
+    # (a half-written line would corrupt the next frame); see _sigint.
+    main = threading.get_ident() == MAIN_THREAD
+    if main:
+        state.in_emit += 1
+    try:
+        _write_frame(data, defer)
+    finally:
+        if main:
+            state.in_emit -= 1
+            if not state.in_emit and state.interrupt_deferred:
+                state.interrupt_deferred = False
+                if state.running:
+                    raise KeyboardInterrupt
+
+
+def _write_frame(data, defer):
     with _evt_lock:
         if defer:
             _pending.append(data)
@@ -79,10 +125,12 @@ def emit(frame, defer=False):
         view = memoryview(data)
         while view:
             try:
-                n = os.write(EVT_FD, view)
+                n = os.write(EVT.fd, view)
             except InterruptedError:
                 continue
             except OSError:
+                if EVT.repair():
+                    continue  # user code closed our number; the backup put it back
                 os._exit(0)  # the host is gone
             view = view[n:]
 
@@ -99,53 +147,11 @@ class State:
         self.between = []
         self.between_len = 0
         self.capture_stack = []
+        self.in_emit = 0
+        self.interrupt_deferred = False
 
 
 state = State()
-
-
-class Capture:
-    """One captured fd (1 or 2): a private pipe, a reader thread, incremental UTF-8."""
-
-    def __init__(self, name, target_fd):
-        self.name = name
-        self.target_fd = target_fd
-        self.r, self.w = os.pipe()
-        os.set_blocking(self.r, False)
-        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        self.lock = threading.Lock()
-        self.restore_fd()
-        thread = threading.Thread(target=self._loop, name="execkit-" + name, daemon=True)
-        thread.start()
-
-    def restore_fd(self):
-        os.dup2(self.w, self.target_fd)
-
-    def _loop(self):
-        while True:
-            try:
-                select.select([self.r], [], [])
-            except (OSError, ValueError):
-                return
-            with self.lock:
-                self._drain()
-
-    def _drain(self):
-        while True:
-            try:
-                data = os.read(self.r, READ_CHUNK)
-            except (BlockingIOError, InterruptedError):
-                return
-            if not data:
-                return
-            text = self.decoder.decode(data)
-            if text:
-                forward(self.name, text)
-
-    def sync(self):
-        """Forwards everything already in the pipe before the caller emits its own frame."""
-        with self.lock:
-            self._drain()
 
 
 def forward(name, text):
@@ -198,6 +204,9 @@ def _input(prompt=""):
 def _sigint(_signum, _frame):
     # Idle or between cells: a late interrupt is discarded (P16).
     if state.running:
+        if state.in_emit:
+            state.interrupt_deferred = True
+            return
         raise KeyboardInterrupt
 
 
@@ -205,14 +214,11 @@ class Kernel:
     """What prelude.py and magics.py may use from the runner."""
 
     def __init__(self):
-        import io
-
-        self.io = io
+        self.streams = load_module("streams")
         self.ns = None
-        self.out = Capture("stdout", 1)
-        self.err = Capture("stderr", 2)
-        self.out_w = fcntl.fcntl(self.out.w, fcntl.F_DUPFD_CLOEXEC, 100)
-        self.err_w = fcntl.fcntl(self.err.w, fcntl.F_DUPFD_CLOEXEC, 100)
+        self.merger = self.streams.Merger(forward)
+        self.out = self.streams.Capture("stdout", 1, self.merger, HIGH)
+        self.err = self.streams.Capture("stderr", 2, self.merger, HIGH)
         self.loop = None
         self.stdout = None
         self.stderr = None
@@ -226,18 +232,16 @@ class Kernel:
     # -- output -----------------------------------------------------------------------
     def proxies(self):
         """Restores fds 1 and 2 and reinstalls the stdio proxies when user code replaced them."""
-        io = self.io
+        # User code may have closed any descriptor (os.closerange(3, 1024) is a daemon idiom).
+        CMD.repair()
+        EVT.repair()
         for capture in (self.out, self.err):
+            capture.repair()
             capture.restore_fd()
         if self.stdout is None or sys.stdout is not self.stdout or self.stdout.closed:
-            self.stdout = io.TextIOWrapper(
-                io.FileIO(self.out_w, "w", closefd=False),
-                encoding="utf-8", errors="replace", line_buffering=True, write_through=True)
+            self.stdout = self.streams.TextProxy(self.out, "replace")
         if self.stderr is None or sys.stderr is not self.stderr or self.stderr.closed:
-            self.stderr = io.TextIOWrapper(
-                io.FileIO(self.err_w, "w", closefd=False),
-                encoding="utf-8", errors="backslashreplace", line_buffering=True,
-                write_through=True)
+            self.stderr = self.streams.TextProxy(self.err, "backslashreplace")
         sys.stdout, sys.stderr = self.stdout, self.stderr
         if not isinstance(sys.stdin, NoStdin):
             sys.stdin = NoStdin()
@@ -250,6 +254,7 @@ class Kernel:
                 pass
         self.out.sync()
         self.err.sync()
+        self.merger.flush()
 
     def send(self, frame, defer=False):
         if state.capture_stack and frame["type"] == "display":
@@ -257,6 +262,10 @@ class Kernel:
             return
         self.sync()
         emit(frame, defer)
+
+    def display_value(self, obj):
+        """display(obj): its bundle, plus the JSON copy of a built-in value for programs."""
+        self.display_bundle(*self.bundle_mod.describe(obj))
 
     def display_bundle(self, data, metadata=None):
         if state.cell_id is None and not state.capture_stack:
@@ -385,11 +394,22 @@ class Kernel:
         if display_last and tree.body and isinstance(tree.body[-1], ast.Expr):
             if not ends_with_semicolon(source):
                 last = tree.body.pop()
-        self.run_code(compile(tree, filename, "exec", flags, dont_inherit=True))
+        body = compile(tree, filename, "exec", flags, dont_inherit=True)
         if last is None:
+            self.run_code(body)
             return False, None
-        expr = ast.Expression(last.value)
-        return True, self.run_code(compile(expr, filename, "eval", flags, dont_inherit=True))
+        expr = compile(ast.Expression(last.value), filename, "eval", flags, dont_inherit=True)
+        if expr.co_flags & CO_COROUTINE and not body.co_flags & CO_COROUTINE:
+            # Only the last expression awaits: the whole cell must run on the loop, or tasks
+            # the body creates would see no running loop.
+            target = ast.Name(id=LAST_VALUE, ctx=ast.Store())
+            tree.body.append(ast.copy_location(ast.Assign(targets=[target], value=last.value),
+                                               last))
+            ast.fix_missing_locations(tree)
+            self.run_code(compile(tree, filename, "exec", flags, dont_inherit=True))
+            return True, self.ns.pop(LAST_VALUE, None)
+        self.run_code(body)
+        return True, self.run_code(expr)
 
     def flush_figures(self):
         plt = sys.modules.get("matplotlib.pyplot")
@@ -436,37 +456,17 @@ def ends_with_semicolon(source):
     return last is not None and last.string == ";"
 
 
-def clean_traceback(tb):
-    """Drops runner and asyncio frames above the first cell frame."""
-    first = tb
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename.startswith("<cell-"):
-            return tb
-        tb = tb.tb_next
-    while first is not None and first.tb_frame.f_code.co_filename == RUNNER_FILE:
-        first = first.tb_next
-    return first
-
-
 def error_frame(cid, exc, limit=None):
-    import traceback
+    """The ``error`` frame of exc; the traceback code loads on the first error only."""
+    return load_module("tracebacks").error_frame(cid, exc, HERE, limit)
 
-    if isinstance(exc, SyntaxError):
-        lines = traceback.format_exception_only(type(exc), exc)
-    else:
-        tb = clean_traceback(exc.__traceback__)
-        te = traceback.TracebackException(type(exc), exc, tb, limit=limit)
-        # The SIGINT handler (and any other runner frame) is not the user's code.
-        te.stack = traceback.StackSummary.from_list(
-            [f for f in te.stack if f.filename != RUNNER_FILE])
-        lines = list(te.format())
-    text = "".join(lines).rstrip("\n").split("\n")
-    try:
-        evalue = str(exc)
-    except Exception:  # noqa: BLE001 - a broken __str__ must not kill the kernel
-        evalue = "<unprintable %s>" % type(exc).__name__
-    return {"type": "error", "id": cid, "ename": type(exc).__name__, "evalue": evalue,
-            "traceback": text}
+
+def send_result(kernel, cid, value):
+    data, meta = kernel.bundle_mod.describe(value)
+    frame = {"type": "result", "id": cid, "data": data}
+    if meta:
+        frame["metadata"] = meta
+    kernel.send(frame, defer=True)
 
 
 def execute(kernel, cmd):
@@ -483,6 +483,7 @@ def execute(kernel, cmd):
     kernel.sync()
     kernel.figures_this_cell = 0
     state.cell_id = cid
+    state.interrupt_deferred = False
     state.deadline = time.monotonic() + timeout_s
     emit({"type": "started", "id": cid, "execution_count": count}, defer=True)
     if state.between:
@@ -492,14 +493,16 @@ def execute(kernel, cmd):
               "text": "[output produced between cells]\n" + text})
     status = "ok"
     try:
+        # The display step (the value's __repr__ and friends) is user code too: SIGINT
+        # interrupts it like the cell body, and the namespace is kept.
+        state.running = True
         try:
-            state.running = True
             has_value, value = kernel.run_source(code, "<cell-%d>" % count)
+            if has_value and value is not None:
+                kernel.ns["_"] = value
+                send_result(kernel, cid, value)
         finally:
             state.running = False
-        if has_value and value is not None:
-            kernel.ns["_"] = value
-            kernel.send({"type": "result", "id": cid, "data": kernel.bundle(value)}, defer=True)
     except KeyboardInterrupt as exc:
         status = "interrupted"
         kernel.send(error_frame(cid, exc, limit=-10), defer=True)
@@ -522,32 +525,82 @@ def execute(kernel, cmd):
 
 
 def command_reader(kernel, queue):
-    with os.fdopen(CMD_FD, "rb", buffering=65536) as f:
-        for line in f:
-            try:
-                cmd = json.loads(line)
-            except ValueError:
-                continue
-            if not isinstance(cmd, dict):
-                continue
-            kind = cmd.get("type")
-            if kind == "shutdown":
-                os._exit(0)
-            elif kind == "tool_result":
-                kernel.deliver_tool_result(cmd)
-            elif kind in ("execute", "snapshot", "restore"):
-                queue.put(cmd)
-    os._exit(0)  # command pipe EOF: the host is gone or closed us
+    buf = bytearray()
+    while True:
+        try:
+            chunk = os.read(CMD.fd, 65536)
+        except InterruptedError:
+            continue
+        except OSError:
+            if CMD.repair():
+                continue  # user code closed our number; the backup put it back
+            os._exit(0)
+        if not chunk:
+            os._exit(0)  # command pipe EOF: the host is gone or closed us
+        buf += chunk
+        while True:
+            end = buf.find(b"\n")
+            if end < 0:
+                break
+            line = bytes(buf[:end])
+            del buf[:end + 1]
+            handle_command(kernel, queue, line)
 
 
-class PyplotHook:
-    """Patches matplotlib.pyplot.show when pyplot is first imported; nothing is imported here."""
+def handle_command(kernel, queue, line):
+    try:
+        cmd = json.loads(line)
+    except ValueError:
+        return
+    if not isinstance(cmd, dict):
+        return
+    kind = cmd.get("type")
+    if kind == "shutdown":
+        os._exit(0)
+    elif kind == "tool_result":
+        kernel.deliver_tool_result(cmd)
+    elif kind in ("execute", "snapshot", "restore"):
+        queue.put(cmd)
+
+
+NO_LOOP = (
+    "no event loop is running in a synchronous cell: the kernel's asyncio loop is stopped "
+    "between cells (so asyncio.run() works here), and a task scheduled now would never run; "
+    "await the work in the cell instead, e.g. `await asyncio.gather(...)`"
+)
+
+
+def patch_asyncio(kernel, module):
+    """asyncio.get_event_loop() (and ensure_future/create_task through it) in a synchronous
+    cell fails with a message that says why and what to do (P7), instead of "There is no
+    current event loop" or a fresh loop whose tasks never run."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        policy = module.get_event_loop_policy()
+    original = policy.get_event_loop
+
+    def get_event_loop():
+        if state.running:
+            raise RuntimeError(NO_LOOP)
+        return original()
+
+    policy.get_event_loop = get_event_loop
+
+
+class ImportHook:
+    """Patches a few modules right after their first import; nothing is imported here:
+    matplotlib.pyplot (plt.show displays, P11) and asyncio (the sync-cell loop message)."""
 
     def __init__(self, kernel):
         self.kernel = kernel
+        self.patches = {"matplotlib.pyplot": kernel.patch_pyplot,
+                        "asyncio": lambda module: patch_asyncio(kernel, module)}
 
     def find_spec(self, name, path=None, target=None):
-        if name != "matplotlib.pyplot":
+        patch = self.patches.get(name)
+        if patch is None:
             return None
         import importlib.machinery
 
@@ -555,32 +608,13 @@ class PyplotHook:
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
         original = spec.loader.exec_module
-        kernel = self.kernel
 
         def exec_module(module):
             original(module)
-            kernel.patch_pyplot(module)
+            patch(module)
 
         spec.loader.exec_module = exec_module
         return spec
-
-
-def load_module(name):
-    """Loads a kernel file next to this one as module ``_execkit_<name>`` (no importlib)."""
-    import types
-
-    full = "_execkit_" + name
-    module = sys.modules.get(full)
-    if module is not None:
-        return module
-    path = os.path.join(HERE, name + ".py")
-    module = types.ModuleType(full)
-    module.__file__ = path
-    with open(path, encoding="utf-8") as f:
-        code = compile(f.read(), path, "exec", dont_inherit=True)
-    sys.modules[full] = module
-    exec(code, module.__dict__)
-    return module
 
 
 def build_sys_path():
@@ -610,7 +644,7 @@ def main():
     kernel.bundle = kernel.bundle_mod.bundle
     kernel.fresh_namespace()
     build_sys_path()
-    sys.meta_path.insert(0, PyplotHook(kernel))
+    sys.meta_path.insert(0, ImportHook(kernel))
     commands = queue_mod.Queue(maxsize=64)
     threading.Thread(target=command_reader, args=(kernel, commands), name="execkit-commands",
                      daemon=True).start()

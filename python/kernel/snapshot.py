@@ -93,6 +93,22 @@ def save(kernel, cmd):
             "bytes": os.path.getsize(path)}
 
 
+_restored_count = [0]
+
+
+def _run_restored_source(kernel, source):
+    """Runs a saved definition under a ``<cell-restored-N>`` filename registered in linecache,
+    so the next snapshot finds its source again and a second park/restore works."""
+    import linecache
+    import textwrap
+
+    _restored_count[0] += 1
+    filename = "<cell-restored-%d>" % _restored_count[0]
+    source = textwrap.dedent(source)
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec", dont_inherit=True), kernel.ns)
+
+
 def restore(kernel, cmd):
     import importlib
 
@@ -110,10 +126,7 @@ def restore(kernel, cmd):
             if kind == "module":
                 kernel.ns[name] = importlib.import_module(payload)
             elif kind == "source":
-                import textwrap
-
-                exec(compile(textwrap.dedent(payload), "<restored>", "exec",
-                             dont_inherit=True), kernel.ns)
+                _run_restored_source(kernel, payload)
             else:
                 kernel.ns[name] = pickle.loads(payload)
             restored.append(name)

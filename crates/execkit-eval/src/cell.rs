@@ -29,8 +29,9 @@ const MAX_TOOL_ARGS: usize = 1024 * 1024;
 /// Receives a cell's output in the order the kernel produced it.
 pub trait CellObserver: Send {
     fn stream(&mut self, name: StreamName, text: &str);
-    /// A `display` (or, with `result`, the cell's value).
-    fn display(&mut self, data: Map<String, Value>, result: bool);
+    /// A `display` (or, with `result`, the cell's value). `metadata` is the frame's own
+    /// (`{"json": value}` carries a built-in value's JSON copy for programs, P10).
+    fn display(&mut self, data: Map<String, Value>, metadata: Option<Value>, result: bool);
     fn error(&mut self, ename: &str, evalue: &str, traceback: &[String]);
     /// Every 100 ms while the cell runs.
     fn tick(&mut self, _elapsed: Duration) {}
@@ -166,11 +167,11 @@ impl Kernel {
                         KernelFrame::Stream { id: fid, name, text } if fid == id => {
                             obs.stream(name, &text);
                         }
-                        KernelFrame::Display { id: fid, data, .. } if fid == id => {
-                            obs.display(data, false);
+                        KernelFrame::Display { id: fid, data, metadata } if fid == id => {
+                            obs.display(data, metadata, false);
                         }
-                        KernelFrame::Result { id: fid, data } if fid == id => {
-                            obs.display(data, true);
+                        KernelFrame::Result { id: fid, data, metadata } if fid == id => {
+                            obs.display(data, metadata, true);
                         }
                         KernelFrame::Error { id: fid, ename, evalue, traceback }
                             if fid == id && !got_error =>

@@ -61,6 +61,10 @@ pub struct Collector<'a> {
     pub displays: Vec<Value>,
     pub image_count: usize,
     pub error: Option<CellError>,
+    /// The kernel cut a value's text before sending it (its note says so in the text).
+    pub value_cut: bool,
+    /// The last stream text did not end with a newline.
+    mid_line: bool,
     store: Option<ArtifactStore>,
     call_images: &'a mut CallImages,
     progress: Option<ProgressFn>,
@@ -90,6 +94,8 @@ impl<'a> Collector<'a> {
             displays: Vec::new(),
             image_count: 0,
             error: None,
+            value_cut: false,
+            mid_line: false,
             store: artifacts.as_ref().ok().cloned(),
             call_images,
             progress,
@@ -98,11 +104,16 @@ impl<'a> Collector<'a> {
         }
     }
 
+    /// A display, error or note: on a line of its own, even after a partial output line.
     fn push_text(&mut self, text: &str) {
+        if self.mid_line {
+            self.sink.push(b"\n");
+        }
         self.sink.push(text.as_bytes());
         if !text.ends_with('\n') {
             self.sink.push(b"\n");
         }
+        self.mid_line = false;
     }
 
     fn save(&self, bytes: &[u8], mime: &str) -> Result<String, String> {
@@ -138,26 +149,43 @@ impl<'a> Collector<'a> {
     }
 }
 
+impl Collector<'_> {
+    /// Keeps a display's JSON value in structuredContent under `field`, whole up to 256 KiB,
+    /// as an artifact beyond (E18).
+    fn keep_json(&mut self, mime: &str, field: &str, value: Value) {
+        let bytes = serde_json::to_vec(&value).unwrap_or_default();
+        if bytes.len() <= DISPLAY_JSON_MAX {
+            self.displays.push(json!({"mime": mime, field: value}));
+        } else {
+            let uri = self.save(&bytes, "application/json").unwrap_or_default();
+            self.displays.push(json!({"mime": mime, "artifact": uri, "bytes": bytes.len()}));
+        }
+    }
+}
+
 impl CellObserver for Collector<'_> {
     fn stream(&mut self, _name: StreamName, text: &str) {
         self.sink.push(text.as_bytes());
+        if !text.is_empty() {
+            self.mid_line = !text.ends_with('\n');
+        }
     }
 
-    fn display(&mut self, data: Map<String, Value>, _result: bool) {
+    fn display(&mut self, data: Map<String, Value>, metadata: Option<Value>, _result: bool) {
+        if metadata.as_ref().and_then(|m| m.get("cut")).and_then(Value::as_bool) == Some(true) {
+            self.value_cut = true;
+        }
         match choose(&data) {
             Rendered::Image { mime, bytes } => self.image(mime, bytes),
             Rendered::Text { mime, text, json } => {
                 self.push_text(&text);
                 if let Some(value) = json {
-                    let size = serde_json::to_vec(&value).map_or(0, |v| v.len());
-                    if size <= DISPLAY_JSON_MAX {
-                        self.displays.push(json!({"mime": mime, "data": value}));
-                    } else {
-                        let uri = self
-                            .save(&serde_json::to_vec(&value).unwrap_or_default(), &mime)
-                            .unwrap_or_default();
-                        self.displays.push(json!({"mime": mime, "artifact": uri, "bytes": size}));
-                    }
+                    self.keep_json(&mime, "data", value);
+                } else if let Some(value) =
+                    metadata.and_then(|mut m| m.get_mut("json").map(Value::take))
+                {
+                    // A built-in value is shown as its repr; its JSON copy is for programs.
+                    self.keep_json(&mime, "json", value);
                 }
             }
             Rendered::Other { mime, bytes } => {

@@ -67,6 +67,8 @@ pub enum KernelFrame {
     Result {
         id: u64,
         data: Map<String, Value>,
+        #[serde(default)]
+        metadata: Option<Value>,
     },
     Error {
         id: u64,

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use execkit_process::Supervisor;
 use execkit_protocol::eval::Language;
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, Notify};
 use tokio::time::Instant;
 
 use crate::error::{PoolError, StartError};
@@ -62,6 +62,10 @@ pub struct Loss {
 struct Slot {
     kernel: Option<Arc<Kernel>>,
     busy: bool,
+    /// A kernel for this slot is being started: it counts against the cap already.
+    starting: bool,
+    /// This slot's kernel was taken out and is being stopped: it still counts until it is gone.
+    stopping: bool,
     last_used: Option<Instant>,
     generation: u64,
     deaths: u32,
@@ -69,6 +73,20 @@ struct Slot {
     loss: Option<Loss>,
     snapshot: Option<Snapshot>,
     start_lock: Arc<Mutex<()>>,
+}
+
+/// How long a call waits for kernels being started or stopped before it may count the room
+/// under the cap; a Python start is bounded by its 10 s handshake.
+const ROOM_WAIT: Duration = Duration::from_secs(15);
+
+/// What [`Pool::make_room`] found.
+enum Room {
+    /// Room now, after stopping the evicted kernel (if any).
+    Free(Option<(KernelKey, Arc<Kernel>)>),
+    /// At the cap while another kernel is starting or stopping.
+    Wait,
+    /// At the cap and every kernel is running a cell.
+    Busy,
 }
 
 /// A kernel checked out for one call; give it back with [`Pool::release`].
@@ -92,6 +110,8 @@ struct Inner {
     idle: Option<Duration>,
     /// Private 0700 directory for parking snapshots; `None` when snapshots are off.
     snap_dir: Option<PathBuf>,
+    /// Woken when a kernel start or stop ends, for calls waiting for room under the cap.
+    changed: Notify,
 }
 
 /// The pool. Cheap to clone.
@@ -107,7 +127,16 @@ impl Pool {
         idle: Option<Duration>,
         snap_dir: Option<PathBuf>,
     ) -> Pool {
-        Pool { inner: Arc::new(Inner { supervisor, slots: Mutex::default(), max, idle, snap_dir }) }
+        Pool {
+            inner: Arc::new(Inner {
+                supervisor,
+                slots: Mutex::default(),
+                max,
+                idle,
+                snap_dir,
+                changed: Notify::new(),
+            }),
+        }
     }
 
     /// Writes `kernel`'s state to the key's snapshot file before it is stopped (P19).
@@ -137,6 +166,50 @@ impl Pool {
             }
         }
         kernel.shutdown().await;
+        self.stopped(key).await;
+    }
+
+    /// A kernel taken out of `key`'s slot has exited: it no longer counts against the cap.
+    async fn stopped(&self, key: &KernelKey) {
+        if let Some(slot) = self.inner.slots.lock().await.get_mut(key) {
+            slot.stopping = false;
+        }
+        self.inner.changed.notify_waiters();
+    }
+
+    /// Whether `key` may start a kernel of its language now. Kernels being started or stopped
+    /// count against the cap, so concurrent calls on other sessions cannot overshoot it; at the
+    /// cap the least recently used idle kernel is taken out to be parked and stopped.
+    fn make_room(&self, slots: &mut HashMap<KernelKey, Slot>, key: &KernelKey) -> Room {
+        let same = |k: &KernelKey| k.language == key.language;
+        let live = slots
+            .iter()
+            .filter(|(k, s)| same(k) && (s.kernel.is_some() || s.starting || s.stopping))
+            .count();
+        if live < self.inner.max {
+            return Room::Free(None);
+        }
+        let victim = slots
+            .iter()
+            .filter(|(k, s)| same(k) && s.kernel.is_some() && !s.busy)
+            .min_by_key(|(_, s)| s.last_used)
+            .map(|(k, _)| k.clone());
+        let Some(victim) = victim else {
+            let settling = slots.iter().any(|(k, s)| same(k) && (s.starting || s.stopping));
+            return if settling { Room::Wait } else { Room::Busy };
+        };
+        let Some(slot) = slots.get_mut(&victim) else { return Room::Busy };
+        let evicted = slot.kernel.take().map(|k| (victim.clone(), k));
+        slot.stopping = evicted.is_some();
+        slot.loss = Some(Loss {
+            reason: LossReason::Evicted,
+            text: format!(
+                "it was stopped to make room (at most {} live {} kernels)",
+                self.inner.max,
+                key.language.display_name()
+            ),
+        });
+        Room::Free(evicted)
     }
 
     /// Checks out the kernel for `key`, starting one when needed.
@@ -145,6 +218,17 @@ impl Pool {
         &self,
         key: &KernelKey,
         spawn: impl FnOnce() -> Result<KernelSpawn, StartError>,
+    ) -> Result<Lease, PoolError> {
+        self.checkout(key, spawn, true).await
+    }
+
+    /// [`Pool::acquire`]; with `for_cell` false (a pre-warm) the kernel is left idle, so a call
+    /// waiting for room under the cap may use or evict it as soon as it is up.
+    async fn checkout(
+        &self,
+        key: &KernelKey,
+        spawn: impl FnOnce() -> Result<KernelSpawn, StartError>,
+        for_cell: bool,
     ) -> Result<Lease, PoolError> {
         let start_lock = {
             let mut slots = self.inner.slots.lock().await;
@@ -158,7 +242,7 @@ impl Pool {
         }
         if let Some(kernel) = slot.kernel.clone() {
             if kernel.is_alive() {
-                slot.busy = true;
+                slot.busy |= for_cell;
                 slot.generation += 1;
                 return Ok(Lease {
                     key: key.clone(),
@@ -178,36 +262,33 @@ impl Pool {
                 return Err(PoolError::Unavailable(msg));
             }
         }
-        // Room for one more live kernel of this language?
-        let live =
-            slots.iter().filter(|(k, s)| k.language == key.language && s.kernel.is_some()).count();
-        let mut evicted: Option<(KernelKey, Arc<Kernel>)> = None;
-        if live >= self.inner.max {
-            let victim = slots
-                .iter()
-                .filter(|(k, s)| k.language == key.language && s.kernel.is_some() && !s.busy)
-                .min_by_key(|(_, s)| s.last_used)
-                .map(|(k, _)| k.clone());
-            let Some(victim) = victim else {
-                return Err(PoolError::AllBusy {
-                    max: self.inner.max,
-                    lang: key.language.display_name(),
-                });
-            };
-            if let Some(slot) = slots.get_mut(&victim) {
-                evicted = slot.kernel.take().map(|k| (victim.clone(), k));
-                slot.loss = Some(Loss {
-                    reason: LossReason::Evicted,
-                    text: format!(
-                        "it was stopped to make room (at most {} live {} kernels)",
-                        self.inner.max,
-                        key.language.display_name()
-                    ),
-                });
+        // Room for one more live kernel of this language? While another kernel is being
+        // started or stopped the answer is not known yet: wait for that to finish (bounded).
+        let waited_until = Instant::now() + ROOM_WAIT;
+        let evicted = loop {
+            match self.make_room(&mut slots, key) {
+                Room::Free(evicted) => break evicted,
+                Room::Wait if Instant::now() < waited_until => {
+                    let changed = self.inner.changed.notified();
+                    tokio::pin!(changed);
+                    changed.as_mut().enable();
+                    drop(slots);
+                    let _ = tokio::time::timeout_at(waited_until, changed).await;
+                    slots = self.inner.slots.lock().await;
+                }
+                Room::Wait | Room::Busy => {
+                    return Err(PoolError::AllBusy {
+                        max: self.inner.max,
+                        lang: key.language.display_name(),
+                    });
+                }
             }
-        }
+        };
         let loss = slots.get_mut(key).and_then(|s| s.loss.take());
         let snapshot = slots.get_mut(key).and_then(|s| s.snapshot.take());
+        if let Some(slot) = slots.get_mut(key) {
+            slot.starting = true;
+        }
         drop(slots);
         if let Some((victim, old)) = evicted {
             self.stop_parked(&victim, old).await;
@@ -222,6 +303,8 @@ impl Pool {
                 // Keep what is owed to the next attempt.
                 let mut slots = self.inner.slots.lock().await;
                 let slot = slots.entry(key.clone()).or_default();
+                slot.starting = false;
+                self.inner.changed.notify_waiters();
                 slot.loss = slot.loss.take().or(loss);
                 slot.snapshot = slot.snapshot.take().or(snapshot);
                 return Err(e.into());
@@ -237,9 +320,14 @@ impl Pool {
         };
         let mut slots = self.inner.slots.lock().await;
         let slot = slots.entry(key.clone()).or_default();
+        slot.starting = false;
         slot.kernel = Some(kernel.clone());
-        slot.busy = true;
+        slot.busy = for_cell;
         slot.generation += 1;
+        if !for_cell {
+            self.arm_idle(key, slot);
+        }
+        self.inner.changed.notify_waiters();
         Ok(Lease { key: key.clone(), kernel, started: true, loss, restored })
     }
 
@@ -250,8 +338,7 @@ impl Pool {
         key: &KernelKey,
         spawn: impl FnOnce() -> Result<KernelSpawn, StartError>,
     ) -> Result<(), PoolError> {
-        let lease = self.acquire(key, spawn).await?;
-        self.release(lease).await;
+        self.checkout(key, spawn, false).await?;
         Ok(())
     }
 
@@ -260,12 +347,19 @@ impl Pool {
         let mut slots = self.inner.slots.lock().await;
         let Some(slot) = slots.get_mut(&lease.key) else { return };
         slot.busy = false;
-        slot.last_used = Some(Instant::now());
         slot.generation += 1;
+        self.arm_idle(&lease.key, slot);
+        self.inner.changed.notify_waiters();
+    }
+
+    /// Marks `slot` used now and stops its kernel after the idle timeout unless it is used
+    /// again first (the generation changes).
+    fn arm_idle(&self, key: &KernelKey, slot: &mut Slot) {
+        slot.last_used = Some(Instant::now());
         let generation = slot.generation;
         if let (Some(idle), Some(_)) = (self.inner.idle, &slot.kernel) {
             let pool = self.clone();
-            let key = lease.key.clone();
+            let key = key.clone();
             tokio::spawn(async move {
                 tokio::time::sleep(idle).await;
                 pool.expire(&key, generation, idle).await;
@@ -281,6 +375,7 @@ impl Pool {
                 return;
             }
             let Some(kernel) = slot.kernel.take() else { return };
+            slot.stopping = true;
             slot.loss = Some(Loss {
                 reason: LossReason::IdleTimeout,
                 text: format!("it had been idle for {}", human_duration(idle)),
@@ -326,16 +421,19 @@ impl Pool {
         self.inner.slots.lock().await.get(key).map_or(0, |s| s.deaths)
     }
 
-    /// A deliberate kill after a timeout: announced, never counted (E33).
-    pub async fn record_timeout_kill(&self, key: &KernelKey) {
+    /// A deliberate kill of a cell that ignored SIGINT after a timeout or a cancellation:
+    /// announced, never counted (E33).
+    pub async fn record_timeout_kill(&self, key: &KernelKey, cancelled: bool) {
         let mut slots = self.inner.slots.lock().await;
         let slot = slots.entry(key.clone()).or_default();
         slot.kernel = None;
         slot.busy = false;
-        slot.loss = Some(Loss {
-            reason: LossReason::TimeoutKill,
-            text: "the previous kernel was killed after a timeout".into(),
-        });
+        let text = if cancelled {
+            "the previous kernel was killed after its cell was cancelled and ignored the interrupt"
+        } else {
+            "the previous kernel was killed after a timeout"
+        };
+        slot.loss = Some(Loss { reason: LossReason::TimeoutKill, text: text.into() });
     }
 
     /// `reset: true` (E7): stops the kernel and clears the key's history.
@@ -349,10 +447,12 @@ impl Pool {
             if let Some(snap) = slot.snapshot.take() {
                 let _ = std::fs::remove_file(&snap.path);
             }
+            slot.stopping = slot.kernel.is_some();
             slot.kernel.take()
         };
         if let Some(kernel) = kernel {
             kernel.shutdown().await;
+            self.stopped(key).await;
         }
     }
 

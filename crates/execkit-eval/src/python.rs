@@ -16,11 +16,14 @@ use crate::error::StartError;
 use crate::interp_cache::{InterpCache, ProbeKey};
 
 /// The kernel's files, embedded so the binary is self-contained (style.md §7).
-pub const KERNEL_FILES: [(&str, &str); 5] = [
+pub const KERNEL_FILES: [(&str, &str); 8] = [
     ("runner.py", include_str!("../../../python/kernel/runner.py")),
     ("magics.py", include_str!("../../../python/kernel/magics.py")),
     ("bundle.py", include_str!("../../../python/kernel/bundle.py")),
     ("snapshot.py", include_str!("../../../python/kernel/snapshot.py")),
+    ("streams.py", include_str!("../../../python/kernel/streams.py")),
+    ("channel.py", include_str!("../../../python/kernel/channel.py")),
+    ("tracebacks.py", include_str!("../../../python/kernel/tracebacks.py")),
     ("prelude.py", include_str!("../../../prelude/prelude.py")),
 ];
 
@@ -238,8 +241,12 @@ pub fn kernel_files(cache_dir: &Path) -> Result<PathBuf, StartError> {
         return Ok(runner);
     }
     std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir).map_err(fail)?;
+    // Concurrent starts in one process write at the same time: each writer needs its own
+    // temporary name, or one rename takes the file away from under another.
+    static WRITERS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let writer = WRITERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     for (name, text) in KERNEL_FILES {
-        let tmp = dir.join(format!(".{name}.{}", std::process::id()));
+        let tmp = dir.join(format!(".{name}.{}.{writer}", std::process::id()));
         let mut file = std::fs::OpenOptions::new()
             .write(true)
             .create(true)

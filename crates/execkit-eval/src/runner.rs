@@ -364,9 +364,7 @@ impl EvalRunner {
             CellEnd::Ok => (Status::Ok, None, None),
             CellEnd::Error => {
                 let e = collector.error.clone();
-                let what = e.map_or("error".to_string(), |e| {
-                    format!("{}: {}", e.ename, result::short_evalue(&e.evalue))
-                });
+                let what = e.map_or("error".to_string(), |e| error_summary(&e.ename, &e.evalue));
                 (Status::Error, Some(format!("failed: {what}.")), None)
             }
             CellEnd::Interrupted(Stop::Timeout) => (
@@ -382,7 +380,7 @@ impl EvalRunner {
             CellEnd::Killed(stop) => {
                 report.kernel.killed = true;
                 report.kernel.state_lost = Some(LossReason::TimeoutKill.as_str());
-                self.inner.pool.record_timeout_kill(&key).await;
+                self.inner.pool.record_timeout_kill(&key, *stop == Stop::Cancel).await;
                 let grace = self.inner.config.interrupt_grace.as_secs();
                 match stop {
                     Stop::Timeout => (
@@ -415,23 +413,16 @@ impl EvalRunner {
                 } else {
                     "It will not be restarted automatically; run a cell with \"reset\": true."
                 };
+                let ended = exit.map_or("ended unexpectedly".to_string(), exit_phrase);
                 let mut note = format!(
-                    "[the {lang} kernel {} during this cell; its variables are lost. {next}]",
-                    desc.replace("ended unexpectedly", "ended")
+                    "[the {lang} kernel {ended} during this cell; its variables are lost. {next}]"
                 );
                 let diag = kernel.diag_tail();
                 if !diag.trim().is_empty() {
                     note.push('\n');
                     note.push_str(&diag);
                 }
-                (
-                    Status::Crashed,
-                    Some(
-                        format!("crashed: the {lang} kernel was {desc}.")
-                            .replace("was exited", "exited"),
-                    ),
-                    Some(note),
-                )
+                (Status::Crashed, Some(format!("crashed: the {lang} kernel {ended}.")), Some(note))
             }
             CellEnd::ProtocolError(why) => {
                 self.inner
@@ -461,6 +452,11 @@ impl EvalRunner {
         report.spill = finished.artifact;
         if let Some(note) = note {
             report.notes.push(note);
+        }
+        if collector.value_cut && report.footer.is_some() {
+            // The artifact keeps the cell's text as the kernel sent it: a value the kernel cut
+            // is cut there too, so "full output" must not be read as "the whole value".
+            report.notes.push(VALUE_CUT_NOTE.to_string());
         }
         if matches!(outcome.end, CellEnd::Ok | CellEnd::Error | CellEnd::Interrupted(_)) {
             self.inner.pool.release(lease).await;
@@ -526,6 +522,10 @@ impl EvalRunner {
     }
 }
 
+/// Added when a cell's text was cut and a value in it had already been cut by the kernel.
+const VALUE_CUT_NOTE: &str = "[the artifact holds this cell's whole text as the kernel sent it; \
+     the value cut above is cut there too, and the rest of it is not kept anywhere]";
+
 /// E31: a frame before `ready` is a protocol violation; the kernel is already killed.
 fn broke_before_ready(mut report: CellReport, lang: &str, reason: &str) -> CellReport {
     report.status = Status::Crashed;
@@ -537,10 +537,25 @@ fn broke_before_ready(mut report: CellReport, lang: &str, reason: &str) -> CellR
     report
 }
 
+/// `KeyError: 'name'`, or the bare name when the exception carries no message.
+fn error_summary(ename: &str, evalue: &str) -> String {
+    let short = result::short_evalue(evalue);
+    let short = short.trim_end_matches('.');
+    if short.trim().is_empty() { ename.to_string() } else { format!("{ename}: {short}") }
+}
+
+/// `exited with code 3` / `was killed by SIGKILL`: the verb phrase after "the kernel".
+fn exit_phrase(status: execkit_process::ExitStatus) -> String {
+    match (status.code, status.signal) {
+        (_, Some(_)) => format!("was {}", describe_exit(status)),
+        (Some(_), None) => describe_exit(status),
+        (None, None) => "ended unexpectedly".to_string(),
+    }
+}
+
 fn fail(mut report: CellReport, ename: &str, msg: &str) -> CellReport {
     report.status = Status::Error;
-    report.summary =
-        Some(format!("failed: {ename}: {}.", result::short_evalue(msg).trim_end_matches('.')));
+    report.summary = Some(format!("failed: {}.", error_summary(ename, msg)));
     report.body = format!("{ename}: {msg}");
     report.error = Some(crate::collect::CellError {
         ename: ename.to_string(),

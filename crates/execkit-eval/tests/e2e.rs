@@ -210,12 +210,12 @@ async fn input_fails_fast_and_magics_are_syntax_aware() {
 async fn top_level_await_displays_and_exit() {
     let kit = Kit::new();
     let r = kit.py("import asyncio\nawait asyncio.sleep(0.01)\n{'a': [1, 2]}").await;
-    assert_eq!(r.text(), "{\n  \"a\": [\n    1,\n    2\n  ]\n}");
-    assert_eq!(cell(&r, 0)["displays"][0]["data"], json!({"a": [1, 2]}));
+    assert_eq!(r.text(), "{'a': [1, 2]}");
+    assert_eq!(cell(&r, 0)["displays"][0], json!({"mime": "text/plain", "json": {"a": [1, 2]}}));
     let r = kit.py("1;").await;
     assert_eq!(r.text(), "(no output)");
     let r = kit.py("_").await;
-    assert_eq!(r.text(), "{\n  \"a\": [\n    1,\n    2\n  ]\n}");
+    assert_eq!(r.text(), "{'a': [1, 2]}");
     let r = kit.py("import asyncio\nasync def f(): return 3\nasyncio.run(f())").await;
     assert_eq!(r.text(), "3");
     let r = kit.py("import sys; sys.exit(0)").await;
@@ -273,7 +273,7 @@ async fn children_cannot_write_frames_and_die_with_the_kernel() {
         .await;
     assert!(!r.is_error, "{}", r.text());
     let pids: Vec<u32> =
-        serde_json::from_value(cell(&r, 0)["displays"][0]["data"].clone()).unwrap();
+        serde_json::from_value(cell(&r, 0)["displays"][0]["json"].clone()).unwrap();
     let kernel_pid = cell(&r, 0)["kernel"]["pid"].as_u64().unwrap() as u32;
     assert!(pids.iter().all(|p| alive(*p)));
     let r = kit.py("print('still fine')").await;
@@ -287,7 +287,9 @@ async fn children_cannot_write_frames_and_die_with_the_kernel() {
 #[tokio::test]
 async fn junk_and_oversized_lines_on_the_event_fd() {
     let kit = Kit::new();
-    let find = "import os, stat\nevt = [fd for fd in range(100, 110) if os.path.exists(f'/proc/self/fd/{fd}') and stat.S_ISFIFO(os.fstat(fd).st_mode) and os.readlink(f'/proc/self/fd/{fd}') != os.readlink('/proc/self/fd/2')][1]\n";
+    // The event pipe: write-only, held by two descriptors (the channel and its backup), and
+    // not the capture pipe behind fds 1 and 2.
+    let find = "import os, collections\nlinks = collections.defaultdict(list)\nfor f in os.listdir('/proc/self/fd'):\n    try:\n        links[os.readlink('/proc/self/fd/' + f)].append(int(f))\n    except OSError:\n        pass\nmine = {os.readlink('/proc/self/fd/1'), os.readlink('/proc/self/fd/2')}\nwronly = lambda fd: int(open('/proc/self/fdinfo/%d' % fd).read().split('flags:')[1].split()[0], 8) & 3 == 1\nevt = [fds[0] for link, fds in links.items() if link.startswith('pipe:') and link not in mine and len(fds) == 2 and wronly(fds[0])][0]\n";
     let r = kit.py(&format!("{find}os.write(evt, b'junk line\\n')\nos.write(evt, b'{{\"type\":\"mystery\"}}\\n')\nprint('ok')")).await;
     assert!(!r.is_error, "{}", r.text());
     assert_eq!(cell(&r, 0)["kernel"]["bad_frames"], 2);
@@ -360,7 +362,7 @@ async fn tool_calls_reach_the_dispatcher() {
         .await;
     assert_eq!(r.text(), "tool.bash failed: bash failed on purpose True");
     let r = kit.py("sorted(dir(tool))").await;
-    assert!(r.text().contains("\"bash\""), "{}", r.text());
+    assert!(r.text().contains("'bash'"), "{}", r.text());
     // A cell timeout cancels an in-flight call and the cell keeps its state.
     let t = std::time::Instant::now();
     let r = kit.py_t("tool.bash(sleep_ms=60000)", 1).await;

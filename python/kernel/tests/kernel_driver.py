@@ -6,7 +6,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KERNEL_DIR = os.path.dirname(HERE)
@@ -16,7 +15,8 @@ PRELUDE = os.path.join(os.path.dirname(os.path.dirname(KERNEL_DIR)), "prelude", 
 class Kernel:
     def __init__(self, cwd=None):
         self.dir = tempfile.mkdtemp(prefix="execkit-kernel-test-")
-        for name in ("runner.py", "magics.py", "bundle.py", "snapshot.py"):
+        for name in ("runner.py", "magics.py", "bundle.py", "snapshot.py", "streams.py",
+                     "channel.py", "tracebacks.py"):
             shutil.copy(os.path.join(KERNEL_DIR, name), self.dir)
         shutil.copy(PRELUDE, self.dir)
         cmd_r, self.cmd_w = os.pipe()
