@@ -3,10 +3,13 @@
 
 use execkit_process::run::RunObserver;
 
-use crate::wrap::parse_pid_marker;
+use crate::wrap::{PID_MARKER, parse_pid_marker};
 
 /// A pid marker is short; a first stderr line longer than this is ordinary output.
 const MARKER_MAX: usize = 40;
+/// In a merged stream the marker comes within the first lines (the wrapper prints it before
+/// the command starts); past this much output, scanning stops.
+const MERGED_SCAN_MAX: u64 = 64 * 1024;
 
 /// Output bytes kept, exact totals, and the remote pid once its marker line has been seen.
 #[derive(Debug)]
@@ -16,13 +19,79 @@ pub struct Collector {
     cap: usize,
     /// The first stderr line while it may still be the marker; `None` once decided.
     head: Option<Vec<u8>>,
+    /// Merged streams (a local ssh process's one pipe): the current line while it may be
+    /// the marker, `None` when it cannot be; scanning ends once the marker is found.
+    merged_line: Option<Vec<u8>>,
+    scan_merged: bool,
     pub pid: Option<u32>,
 }
 
 impl Collector {
     /// `expect_marker`: the wrapper prints its pid first on stderr.
     pub fn new(cap: usize, expect_marker: bool) -> Collector {
-        Collector { kept: Vec::new(), total: 0, cap, head: expect_marker.then(Vec::new), pid: None }
+        Collector {
+            kept: Vec::new(),
+            total: 0,
+            cap,
+            head: expect_marker.then(Vec::new),
+            merged_line: Some(Vec::new()),
+            scan_merged: expect_marker,
+            pid: None,
+        }
+    }
+
+    /// stdout and stderr interleaved by ssh, where the marker may follow some stdout.
+    pub fn merged(&mut self, bytes: &[u8]) {
+        if !self.scan_merged || self.total > MERGED_SCAN_MAX {
+            self.flush_merged_line();
+            self.keep(bytes);
+            return;
+        }
+        let mut start = 0;
+        for (i, byte) in bytes.iter().enumerate() {
+            let Some(line) = self.merged_line.as_mut() else {
+                if *byte == b'\n' {
+                    self.keep(&bytes[start..=i]);
+                    start = i + 1;
+                    self.merged_line = Some(Vec::new());
+                }
+                continue;
+            };
+            if *byte == b'\n' {
+                if let Some(pid) = parse_pid_marker(line) {
+                    self.pid = Some(pid);
+                    self.scan_merged = false;
+                    self.merged_line = None;
+                    self.keep(&bytes[i + 1..]);
+                    return;
+                }
+                self.flush_merged_line();
+                self.keep(b"\n");
+                start = i + 1;
+                self.merged_line = Some(Vec::new());
+                continue;
+            }
+            line.push(*byte);
+            let marker = PID_MARKER.as_bytes();
+            let n = line.len().min(marker.len());
+            if line[..n] != marker[..n] || line.len() > MARKER_MAX {
+                let partial = std::mem::take(line);
+                self.merged_line = None;
+                self.keep(&partial);
+                start = i + 1;
+            } else {
+                start = i + 1;
+            }
+        }
+        if self.merged_line.is_none() {
+            self.keep(&bytes[start..]);
+        }
+    }
+
+    fn flush_merged_line(&mut self) {
+        if let Some(line) = self.merged_line.take() {
+            self.keep(&line);
+        }
     }
 
     pub fn stdout(&mut self, bytes: &[u8]) {
@@ -62,13 +131,14 @@ impl Collector {
         if let Some(head) = self.head.take() {
             self.keep(&head);
         }
+        self.flush_merged_line();
         (self.kept, self.total)
     }
 }
 
 impl RunObserver for Collector {
     fn output(&mut self, chunk: &[u8]) {
-        self.stderr(chunk);
+        self.merged(chunk);
     }
 }
 
@@ -85,6 +155,20 @@ mod tests {
         c.stderr(b"__EXECKIT_PID__=88\n");
         assert_eq!(c.pid, Some(77));
         assert_eq!(c.finish(), (b"out\nerr\n__EXECKIT_PID__=88\n".to_vec(), 27));
+    }
+
+    #[test]
+    fn marker_found_after_stdout_in_a_merged_stream() {
+        let mut c = Collector::new(1024, true);
+        c.merged(b"direct\n__EXECKIT_P");
+        c.merged(b"ID__=9\nerr\n__EXECKIT_PID__=10\n");
+        assert_eq!(c.pid, Some(9));
+        assert_eq!(c.finish().0, b"direct\nerr\n__EXECKIT_PID__=10\n".to_vec());
+        let mut plain = Collector::new(1024, true);
+        plain.merged(b"__EXECKIT_no\nab");
+        plain.merged(b"c\n");
+        assert_eq!(plain.pid, None);
+        assert_eq!(plain.finish(), (b"__EXECKIT_no\nabc\n".to_vec(), 17));
     }
 
     #[test]

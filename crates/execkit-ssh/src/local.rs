@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 
 use execkit_process::env::{EnvBuilder, ScrubRules};
 use execkit_process::run::{self, RunEnd, RunLimits, RunObserver};
-use execkit_process::{CancellationToken, ExitStatus, SpawnSpec, StdinMode, Supervisor};
+use execkit_process::{
+    CancellationToken, ExitStatus, SpawnSpec, StdinMode, Supervisor, SupervisorConfig,
+};
 
 use crate::collect::Collector;
 use crate::environment::Environment;
@@ -35,6 +37,11 @@ impl LocalEnd {
 #[derive(Debug, Clone)]
 pub struct Local {
     pub supervisor: Supervisor,
+    /// Starts masters only. A master forks away from its launcher and must outlive this
+    /// process, so it must never be a member of a contained tree: this Supervisor uses no
+    /// cgroup leaf (a leaf would keep the master a member, killed when the Toolkit closes)
+    /// and is no subreaper (an adopted orphan would be claimed by a tree).
+    masters: Supervisor,
     pub ssh: PathBuf,
     env: Vec<(OsString, OsString)>,
 }
@@ -44,7 +51,11 @@ impl Local {
     pub async fn new(supervisor: Supervisor, env: &Environment) -> Result<Local, SshError> {
         let ssh = find_on_path("ssh", env.get("PATH").unwrap_or("/usr/bin:/bin"))
             .ok_or_else(|| SshError::Client("ssh client not found on PATH".into()))?;
-        let local = Local { supervisor, ssh, env: spawn_env(env) };
+        let masters_config =
+            SupervisorConfig { use_cgroup: false, subreaper: false, ..supervisor.config().clone() };
+        let masters = Supervisor::start(masters_config)
+            .map_err(|err| SshError::Local(format!("cannot start the master supervisor: {err}")))?;
+        let local = Local { supervisor, masters, ssh, env: spawn_env(env) };
         let mut out = Collector::new(4096, false);
         let deadline = Instant::now() + VERSION_TIMEOUT;
         local.run(vec!["-V".into()], deadline, &mut out).await?;
@@ -67,6 +78,26 @@ impl Local {
         deadline: Instant,
         out: &mut dyn RunObserver,
     ) -> Result<LocalEnd, SshError> {
+        self.run_on(&self.supervisor, args, deadline, out).await
+    }
+
+    /// Runs the `ssh -M -N -f` that starts a master.
+    pub async fn run_master(
+        &self,
+        args: Vec<OsString>,
+        deadline: Instant,
+        out: &mut dyn RunObserver,
+    ) -> Result<LocalEnd, SshError> {
+        self.run_on(&self.masters, args, deadline, out).await
+    }
+
+    async fn run_on(
+        &self,
+        supervisor: &Supervisor,
+        args: Vec<OsString>,
+        deadline: Instant,
+        out: &mut dyn RunObserver,
+    ) -> Result<LocalEnd, SshError> {
         let spec = SpawnSpec {
             program: self.ssh.clone(),
             args,
@@ -75,9 +106,8 @@ impl Local {
             stdin: StdinMode::Null,
             ..SpawnSpec::default()
         };
-        let child =
-            self.supervisor.spawn(spec).await.map_err(|err| SshError::Local(err.to_string()))?;
-        let config = self.supervisor.config();
+        let child = supervisor.spawn(spec).await.map_err(|err| SshError::Local(err.to_string()))?;
+        let config = supervisor.config();
         let limits = RunLimits {
             deadline: Some(deadline),
             cancel: CancellationToken::new(),

@@ -152,8 +152,9 @@ async fn start(
     let started = Instant::now();
     let until = deadline.min(started + entry.connect_timeout + START_SLACK);
     let mut out = Collector::new(16 * 1024, false);
-    let end =
-        local.run(args::master_args(entry, jump, &local.ssh, socket), until, &mut out).await?;
+    let end = local
+        .run_master(args::master_args(entry, jump, &local.ssh, socket), until, &mut out)
+        .await?;
     if end.timed_out {
         let secs = (until - started).as_secs_f64().round() as u64;
         return Err(SshError::ConnectTimeout {
@@ -182,11 +183,20 @@ pub fn target(entry: &HostEntry) -> String {
 
 /// The last meaningful line of ssh's log, with a hint for the two failures users can fix.
 pub fn connect_detail(entry: &HostEntry, log: &str) -> String {
-    let line = log
+    let lines: Vec<&str> = log
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with("Warning: Permanently added"))
-        .next_back()
+        .collect();
+    // OpenSSH follows a specific timeout line ("… during banner exchange") with a generic
+    // "Connection to <h> port <p> timed out"; the specific one says what happened.
+    let generic = |l: &&str| l.starts_with("Connection to ") && l.ends_with(" timed out");
+    let line = lines
+        .iter()
+        .rev()
+        .find(|l| !generic(l))
+        .or(lines.last())
+        .copied()
         .unwrap_or("ssh exited without saying why")
         .to_string();
     if line.contains("Permission denied (publickey") {

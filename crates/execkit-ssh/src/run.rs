@@ -302,7 +302,7 @@ impl Exec<'_> {
         if end == Ok(SessionEnd::Exited(255)) && session::refused_in(&bytes) {
             return Err(SshError::SessionRefused { name: self.entry.name.clone() });
         }
-        out.stderr(&bytes);
+        out.merged(&bytes);
         Ok((end?, route))
     }
 
