@@ -127,7 +127,10 @@ pub fn read_cache(cache_dir: &Path, entry: &HostEntry) -> Option<HostInfo> {
         && file.host == entry.host
         && file.port == entry.port
         && file.username == entry.username;
-    (same && fresh).then(|| HostInfo {
+    if !(same && fresh) {
+        return None;
+    }
+    Some(HostInfo {
         os: file.os,
         shell: file.shell,
         shell_path: file.shell_path,

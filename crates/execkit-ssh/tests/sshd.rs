@@ -1,6 +1,11 @@
 //! The ssh runner against a real sshd on 127.0.0.1 (no mocks): masters, reuse, timeouts,
 //! the channel cap, groups and the bad-input rows of spec-ssh.md.
-#![allow(clippy::disallowed_methods, clippy::print_stderr)]
+#![allow(
+    clippy::disallowed_methods,
+    clippy::print_stderr,
+    clippy::unwrap_used,
+    clippy::expect_used
+)]
 
 mod support;
 

@@ -10,9 +10,9 @@ pub fn expand(text: &str, env: &Environment) -> Result<String, String> {
     while let Some(at) = rest.find('$') {
         out.push_str(&rest[..at]);
         let tail = &rest[at..];
-        if tail.starts_with("$${") {
+        if let Some(after) = tail.strip_prefix("$${") {
             out.push_str("${");
-            rest = &tail[3..];
+            rest = after;
             continue;
         }
         let Some(body) = tail.strip_prefix("${") else {

@@ -65,7 +65,7 @@ fn bad_entries_are_warnings_and_others_load() {
         "ok": {"host": "ok.example", "colour": "blue"}
     }}"#;
     let file = write(dir.path(), "ssh.json", text);
-    let config = HostConfig::load(&[file.clone()], &env());
+    let config = HostConfig::load(std::slice::from_ref(&file), &env());
     assert_eq!(config.names(), vec!["ok"]);
     let f = file.display();
     let expected: Vec<String> = [
@@ -113,7 +113,7 @@ fn groups_resolve_nested_and_reject_cycles_and_unknowns() {
       "groups": {"web": ["web1", "web2"], "all": ["web", "db1", "web1"], "loop1": ["loop2"],
                  "loop2": ["loop1"], "typo": ["web3"]}}"#;
     let file = write(dir.path(), "ssh.json", text);
-    let config = HostConfig::load(&[file.clone()], &env());
+    let config = HostConfig::load(std::slice::from_ref(&file), &env());
     assert_eq!(config.groups["web"], vec!["web1", "web2"]);
     assert_eq!(config.groups["all"], vec!["web1", "web2", "db1"]);
     assert!(!config.groups.contains_key("loop1") && !config.groups.contains_key("typo"));
