@@ -369,7 +369,7 @@ async fn process_mux_runs_over_the_same_master() {
 #[ignore]
 async fn measure_mux_latency() {
     require_sshd!();
-    let sshd = Sshd::start(10);
+    let sshd = Sshd::start_with_plain_user(10);
     let project = Project::new(json!({ "box": sshd.entry(json!({ "shell": "sh" })) }));
     for (label, mux) in [("native mux", MuxClient::Native), ("process-mux", MuxClient::Process)] {
         let client = project.client_with(SshOptions { mux, ..SshOptions::default() });

@@ -71,10 +71,31 @@ pub struct Sshd {
     pub user: String,
     pub key: PathBuf,
     child: Child,
+    /// A throwaway user this sshd logs in as, removed on drop.
+    made_user: bool,
 }
 
 impl Sshd {
     pub fn start(max_sessions: u32) -> Sshd {
+        Sshd::start_for(max_sessions, None)
+    }
+
+    /// As root: logs in as a throwaway user whose login shell is `/bin/sh` with no rc
+    /// files, so timings measure ssh and not the login shell's startup. Otherwise as
+    /// [`Sshd::start`].
+    pub fn start_with_plain_user(max_sessions: u32) -> Sshd {
+        if unsafe { libc::geteuid() } != 0 {
+            return Sshd::start(max_sessions);
+        }
+        let user = format!("ektest{}", std::process::id());
+        run_ok(Command::new("useradd").args(["-m", "-s", "/bin/sh", &user]));
+        run_ok(Command::new("usermod").args(["-p", "*", &user]));
+        let mut sshd = Sshd::start_for(max_sessions, Some(user));
+        sshd.made_user = true;
+        sshd
+    }
+
+    fn start_for(max_sessions: u32, as_user: Option<String>) -> Sshd {
         let dir = tempfile::Builder::new().prefix("ek-sshd-").tempdir_in("/tmp").unwrap();
         let d = dir.path();
         for name in ["host_ed25519", "id_ed25519"] {
@@ -92,7 +113,9 @@ impl Sshd {
         if unsafe { libc::geteuid() } == 0 {
             std::fs::create_dir_all("/run/sshd").unwrap();
         }
-        let user = if unsafe { libc::geteuid() } == 0 { "root".to_string() } else { user() };
+        let user = as_user.unwrap_or_else(|| {
+            if unsafe { libc::geteuid() } == 0 { "root".to_string() } else { user() }
+        });
         for _ in 0..3 {
             let port = free_port();
             write_config(d, port, &user, max_sessions);
@@ -107,7 +130,7 @@ impl Sshd {
                 .unwrap();
             if wait_ready(port, &mut child) {
                 let key = d.join("id_ed25519");
-                return Sshd { dir, port, user, key, child };
+                return Sshd { dir, port, user, key, child, made_user: false };
             }
             let _ = child.kill();
             let _ = child.wait();
@@ -145,14 +168,20 @@ impl Drop for Sshd {
     fn drop(&mut self) {
         unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
         let until = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < until {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
+        let mut exited = false;
+        while Instant::now() < until && !exited {
+            exited = matches!(self.child.try_wait(), Ok(Some(_)));
+            if !exited {
+                std::thread::sleep(Duration::from_millis(20));
             }
-            std::thread::sleep(Duration::from_millis(20));
         }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        if !exited {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+        if self.made_user {
+            let _ = Command::new("userdel").args(["-r", &self.user]).stderr(Stdio::null()).status();
+        }
     }
 }
 
