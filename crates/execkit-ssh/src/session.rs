@@ -84,7 +84,14 @@ pub async fn native(
     match finished {
         Err(_) => Ok(SessionEnd::TimedOut),
         Ok(Ok(status)) => Ok(status.code().map_or(SessionEnd::NoStatus, SessionEnd::Exited)),
-        Ok(Err(openssh::Error::RemoteProcessTerminated)) => Ok(SessionEnd::NoStatus),
+        // The master reports "no exit status" both for a signalled command and when it lost
+        // the connection; only a master that still answers means the former.
+        Ok(Err(openssh::Error::RemoteProcessTerminated)) => {
+            match master::alive_check(socket, master::CHECK_TIMEOUT).await {
+                Ok(_) => Ok(SessionEnd::NoStatus),
+                Err(_) => Err(NativeFailure::Fatal(SshError::Lost { name: name.into() })),
+            }
+        }
         // The crate turns exit 127 into an error; it is the command's own exit code.
         Ok(Err(openssh::Error::Remote(err))) if err.kind() == io::ErrorKind::NotFound => {
             Ok(SessionEnd::Exited(127))

@@ -221,6 +221,37 @@ async fn a_killed_master_is_replaced() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_master_lost_mid_command_is_reported_and_recovered() {
+    require_sshd!();
+    let sshd = Sshd::start(10);
+    let project = Project::new(json!({ "box": sshd.entry(json!({})) }));
+    let client = project.client();
+    client.run(&request("box", "true")).await.unwrap();
+    let socket = client.control_path("box").unwrap();
+    let master = Project::master_pid(&socket).unwrap();
+    // Unique per run, so a sleeper left by an earlier run is never mistaken for this one.
+    let sleep = format!("sleep 3133.{}", std::process::id());
+    let call = {
+        let client = client.clone();
+        let sleep = sleep.clone();
+        tokio::spawn(async move { client.run(&request("box", &sleep)).await })
+    };
+    let until = Instant::now() + Duration::from_secs(10);
+    while support::pids_running(&sleep).is_empty() && Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Without a PTY the remote command outlives its connection; the guard ends it by pid.
+    let sleepers = support::KillOnDrop(support::pids_running(&sleep));
+    assert!(!sleepers.0.is_empty(), "the remote command started");
+    unsafe { libc::kill(master as i32, libc::SIGKILL) };
+    let err =
+        tokio::time::timeout(Duration::from_secs(10), call).await.unwrap().unwrap().unwrap_err();
+    assert_eq!(err.to_string(), "Connection to box was lost while the command was running.");
+    let out = client.run(&request("box", "echo again")).await.unwrap();
+    assert_eq!((text(&out.output).as_str(), out.mux), ("again\n", MuxUse::New));
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_hung_master_is_bypassed_within_the_check_bound() {
     require_sshd!();
     let sshd = Sshd::start(10);
@@ -247,7 +278,7 @@ async fn many_concurrent_calls_share_one_master() {
     let sshd = Sshd::start(10);
     let project = Project::new(json!({ "box": sshd.entry(json!({})) }));
     let client = project.client();
-    let calls = (0..24).map(|n| {
+    let calls = (0..64).map(|n| {
         let client = client.clone();
         tokio::spawn(async move { client.run(&request("box", &format!("echo call-{n}"))).await })
     });
@@ -257,7 +288,8 @@ async fn many_concurrent_calls_share_one_master() {
         assert_eq!(text(&out.output), format!("call-{n}\n"));
         queued += usize::from(out.queued > Duration::ZERO);
     }
-    eprintln!("{queued} of 24 calls waited for a channel");
+    eprintln!("{queued} of 64 calls waited for a channel");
+    assert!(queued > 0, "64 calls over 8 channels must queue");
     assert_eq!(sshd.logins(), 1, "every call over the one master");
 }
 

@@ -315,3 +315,30 @@ pub fn processes_mentioning(needle: &str) -> Vec<String> {
     }
     found
 }
+
+/// Pids whose whole command line is `cmdline` (words joined by spaces).
+pub fn pids_running(cmdline: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let raw = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let text = String::from_utf8_lossy(&raw).trim_end_matches('\0').replace('\0', " ");
+        if text == cmdline {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// Sends SIGKILL to these pids when dropped, panics included.
+pub struct KillOnDrop(pub Vec<u32>);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        for pid in &self.0 {
+            unsafe { libc::kill(*pid as i32, libc::SIGKILL) };
+        }
+    }
+}
