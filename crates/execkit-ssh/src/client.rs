@@ -189,3 +189,27 @@ impl SshClient {
         self.inner.control.dir.is_none().then_some(MuxUse::Off)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_hosts_means_no_tool() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = Environment::from_vars([("HOME", dir.path().to_str().unwrap())]);
+        let supervisor = Supervisor::start(execkit_process::SupervisorConfig::default()).unwrap();
+        let client = SshClient::new(dir.path(), env, supervisor, SshOptions::default());
+        assert_eq!(client.tool_description(), None);
+        let text = ".execkit/ssh.json";
+        std::fs::create_dir_all(dir.path().join(".execkit")).unwrap();
+        std::fs::write(
+            dir.path().join(text),
+            r#"{"hosts": {"a": {"host": "h", "description": "the box", "shell": "bash"}}}"#,
+        )
+        .unwrap();
+        let lines = client.host_lines();
+        assert_eq!(lines, vec!["- a: h:22 — the box (unix/bash)".to_string()]);
+        assert!(client.tool_description().unwrap().starts_with("Run one non-interactive command"));
+    }
+}

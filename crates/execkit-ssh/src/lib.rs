@@ -16,6 +16,7 @@ mod client;
 mod collect;
 pub mod config;
 mod control;
+mod describe;
 mod environment;
 mod error;
 mod group;

@@ -37,7 +37,21 @@ async fn first_call_starts_a_master_and_later_calls_and_clients_reuse_it() {
     let sshd = Sshd::start(10);
     let project = Project::new(json!({ "box": sshd.entry(json!({})) }));
     let client = project.client();
+    let port = sshd.port;
+    let user = sshd.user.clone();
+    assert_eq!(
+        client.host_lines(),
+        vec![format!("- box: {user}@127.0.0.1:{port} (not probed yet)")]
+    );
     let first = client.run(&request("box", "echo hi")).await.unwrap();
+    let described = client.tool_description().unwrap();
+    assert!(
+        described.ends_with(&format!(
+            "Hosts:\n- box: {user}@127.0.0.1:{port} (linux/{})",
+            first.info.shell
+        )),
+        "{described}"
+    );
     assert_eq!(
         (text(&first.output).as_str(), first.end, first.mux),
         ("hi\n", RunEnd::Exited(0), MuxUse::New)
