@@ -120,6 +120,18 @@ impl Collector {
         }
     }
 
+    /// True when the kept output contains `needle` (ssh's own error lines in a merged
+    /// stream).
+    pub fn contains(&self, needle: &[u8]) -> bool {
+        self.kept.windows(needle.len()).any(|w| w == needle)
+    }
+
+    /// Forgets the output so far (a retried attempt starts afresh).
+    pub fn clear(&mut self) {
+        self.kept.clear();
+        self.total = 0;
+    }
+
     fn keep(&mut self, bytes: &[u8]) {
         self.total += bytes.len() as u64;
         let room = self.cap.saturating_sub(self.kept.len());

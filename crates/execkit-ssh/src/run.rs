@@ -284,6 +284,8 @@ impl Exec<'_> {
         }
     }
 
+    /// Process-mux on `route`. When the client could not reach the socket at all (so no
+    /// session opened), the master is checked again and the command retried once.
     async fn process_mux(
         &self,
         route: Route,
@@ -291,19 +293,39 @@ impl Exec<'_> {
         deadline: Instant,
         out: &mut Collector,
     ) -> Result<(SessionEnd, Route), SshError> {
-        let Route::Mux { socket, .. } = &route else {
+        let end = self.process_mux_once(&route, command, deadline, out).await;
+        if !matches!(end, Err(SshError::Lost { .. })) || !out.contains(b"Control socket connect(") {
+            return end.map(|end| (end, route));
+        }
+        out.clear();
+        self.client.forget_master(self.entry).await;
+        let retry = self.client.reach(self.entry, self.jump, deadline).await?.route;
+        if let Route::Direct { .. } = retry {
+            let end =
+                session::direct(self.local, self.entry, self.jump, command, deadline, out).await?;
+            return Ok((end, retry));
+        }
+        let end = self.process_mux_once(&retry, command, deadline, out).await?;
+        Ok((end, retry))
+    }
+
+    async fn process_mux_once(
+        &self,
+        route: &Route,
+        command: &str,
+        deadline: Instant,
+        out: &mut Collector,
+    ) -> Result<SessionEnd, SshError> {
+        let Route::Mux { socket, .. } = route else {
             return Err(SshError::Local("process-mux needs a master socket".into()));
         };
-        let mut own = Collector::new(64 * 1024, false);
-        let end =
-            session::process_mux(self.local, &self.entry.name, socket, command, deadline, &mut own)
-                .await;
-        let (bytes, _) = own.finish();
-        if end == Ok(SessionEnd::Exited(255)) && session::refused_in(&bytes) {
-            return Err(SshError::SessionRefused { name: self.entry.name.clone() });
+        let name = &self.entry.name;
+        let end = session::process_mux(self.local, name, socket, command, deadline, out).await;
+        let failed = matches!(end, Ok(SessionEnd::Exited(255)) | Err(SshError::Lost { .. }));
+        if failed && out.contains(b"refused by peer") {
+            return Err(SshError::SessionRefused { name: name.clone() });
         }
-        out.merged(&bytes);
-        Ok((end?, route))
+        end
     }
 
     /// Sends the kill over a second session; true when it ran.

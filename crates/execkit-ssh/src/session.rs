@@ -154,9 +154,3 @@ pub async fn direct(
     }
     Ok(end.code().map_or(SessionEnd::NoStatus, SessionEnd::Exited))
 }
-
-/// True when a process-mux client's output says the master refused the session.
-pub fn refused_in(output: &[u8]) -> bool {
-    let text = String::from_utf8_lossy(output);
-    text.contains("refused by peer") || text.contains("Session open refused")
-}

@@ -406,6 +406,20 @@ async fn process_mux_runs_over_the_same_master() {
     let out = client.run(&call).await.unwrap();
     assert!(out.end == RunEnd::TimedOut && out.remote_killed);
     assert_eq!(sshd.logins(), 1);
+    let big = client.run(&request("box", "head -c 300000 /dev/zero")).await.unwrap();
+    assert_eq!((big.output_bytes, big.output.len()), (300000, 300000));
+    // A dead master: the process-mux client cannot reach the socket, so nothing ran; the
+    // master is replaced and the command retried once.
+    let socket = client.control_path("box").unwrap();
+    let pid = Project::master_pid(&socket).unwrap();
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    let until = Instant::now() + Duration::from_secs(5);
+    while Path::new(&format!("/proc/{pid}")).exists() && Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let out = client.run(&request("box", "echo back")).await.unwrap();
+    assert_eq!((text(&out.output).as_str(), out.mux), ("back\n", MuxUse::New));
+    assert_eq!(sshd.logins(), 2);
 }
 
 /// Latency of `true` over a warm master: native mux, process-mux, and plain `ssh` with and
