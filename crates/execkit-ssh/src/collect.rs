@@ -7,9 +7,6 @@ use crate::wrap::{PID_MARKER, parse_pid_marker};
 
 /// A pid marker is short; a first stderr line longer than this is ordinary output.
 const MARKER_MAX: usize = 40;
-/// In a merged stream the marker comes within the first lines (the wrapper prints it before
-/// the command starts); past this much output, scanning stops.
-const MERGED_SCAN_MAX: u64 = 64 * 1024;
 
 /// Output bytes kept, exact totals, and the remote pid once its marker line has been seen.
 #[derive(Debug)]
@@ -40,51 +37,51 @@ impl Collector {
         }
     }
 
-    /// stdout and stderr interleaved by ssh, where the marker may follow some stdout.
-    pub fn merged(&mut self, bytes: &[u8]) {
-        if !self.scan_merged || self.total > MERGED_SCAN_MAX {
+    /// stdout and stderr interleaved by ssh: the marker line may come after any amount of
+    /// stdout, since ssh writes the two streams as their data arrives. Only newlines are
+    /// searched for in lines that cannot be the marker.
+    pub fn merged(&mut self, mut bytes: &[u8]) {
+        if !self.scan_merged {
             self.flush_merged_line();
             self.keep(bytes);
             return;
         }
-        let mut start = 0;
-        for (i, byte) in bytes.iter().enumerate() {
+        while !bytes.is_empty() {
+            let newline = bytes.iter().position(|b| *b == b'\n');
             let Some(line) = self.merged_line.as_mut() else {
-                if *byte == b'\n' {
-                    self.keep(&bytes[start..=i]);
-                    start = i + 1;
-                    self.merged_line = Some(Vec::new());
-                }
-                continue;
-            };
-            if *byte == b'\n' {
-                if let Some(pid) = parse_pid_marker(line) {
-                    self.pid = Some(pid);
-                    self.scan_merged = false;
-                    self.merged_line = None;
-                    self.keep(&bytes[i + 1..]);
+                // Inside a line that is not the marker: pass it through to its end.
+                let Some(at) = newline else {
+                    self.keep(bytes);
                     return;
-                }
-                self.flush_merged_line();
-                self.keep(b"\n");
-                start = i + 1;
+                };
+                self.keep(&bytes[..=at]);
+                bytes = &bytes[at + 1..];
                 self.merged_line = Some(Vec::new());
                 continue;
-            }
-            line.push(*byte);
-            let marker = PID_MARKER.as_bytes();
-            let n = line.len().min(marker.len());
-            if line[..n] != marker[..n] || line.len() > MARKER_MAX {
+            };
+            let upto = newline.unwrap_or(bytes.len());
+            line.extend_from_slice(&bytes[..upto]);
+            if !could_be_marker(line) {
                 let partial = std::mem::take(line);
                 self.merged_line = None;
                 self.keep(&partial);
-                start = i + 1;
-            } else {
-                start = i + 1;
+                bytes = &bytes[upto..];
+                continue;
             }
-        }
-        if self.merged_line.is_none() {
-            self.keep(&bytes[start..]);
+            if newline.is_none() {
+                return;
+            }
+            let line = self.merged_line.take().unwrap_or_default();
+            bytes = &bytes[upto + 1..];
+            if let Some(pid) = parse_pid_marker(&line) {
+                self.pid = Some(pid);
+                self.scan_merged = false;
+                self.keep(bytes);
+                return;
+            }
+            self.keep(&line);
+            self.keep(b"\n");
+            self.merged_line = Some(Vec::new());
         }
     }
 
@@ -148,6 +145,13 @@ impl Collector {
     }
 }
 
+/// The line so far is a prefix of a marker line (or a whole one).
+fn could_be_marker(line: &[u8]) -> bool {
+    let marker = PID_MARKER.as_bytes();
+    let n = line.len().min(marker.len());
+    line.len() <= MARKER_MAX && line[..n] == marker[..n]
+}
+
 impl RunObserver for Collector {
     fn output(&mut self, chunk: &[u8]) {
         self.merged(chunk);
@@ -176,6 +180,10 @@ mod tests {
         c.merged(b"ID__=9\nerr\n__EXECKIT_PID__=10\n");
         assert_eq!(c.pid, Some(9));
         assert_eq!(c.finish().0, b"direct\nerr\n__EXECKIT_PID__=10\n".to_vec());
+        let mut late = Collector::new(1 << 20, true);
+        late.merged(&vec![0u8; 100_000]);
+        late.merged(b"\n__EXECKIT_PID__=5\n");
+        assert_eq!((late.pid, late.finish().1), (Some(5), 100_001));
         let mut plain = Collector::new(1024, true);
         plain.merged(b"__EXECKIT_no\nab");
         plain.merged(b"c\n");

@@ -15,6 +15,15 @@ use crate::{MuxClient, control, keys};
 /// Linux's per-argument maximum (MAX_ARG_STRLEN): the remote shell gets the command as one
 /// argv string.
 pub const MAX_COMMAND_BYTES: usize = 131072;
+/// Waits between attempts when the server refuses a session (see `Exec::execute`): about
+/// 0.4 s in all, far longer than a channel close takes on loopback, far shorter than a
+/// session that really holds the slot.
+const REFUSED_RETRY_PAUSES: [Duration; 4] = [
+    Duration::from_millis(20),
+    Duration::from_millis(50),
+    Duration::from_millis(100),
+    Duration::from_millis(250),
+];
 /// A timed-out command's kill session gets this long.
 const KILL_BUDGET: Duration = Duration::from_secs(5);
 
@@ -230,10 +239,40 @@ struct Exec<'a> {
 }
 
 impl Exec<'_> {
-    /// Runs `command` over `route`. A native failure before the session opened is retried
-    /// once after a fresh check; one after it opened is never retried (the command may have
-    /// run). Returns the route actually used.
+    /// Runs `command` over `route`, retrying a refused session a few times within the
+    /// deadline. sshd frees a session slot only after the channel has closed, which comes a
+    /// little after the exit status that released our channel permit; so a session opened
+    /// right after another one of ours ended can be refused although the client is within
+    /// `max_sessions`. A refused session ran nothing, so retrying it is safe; a refusal that
+    /// persists (the server's limit is lower than `max_sessions`, or another process shares
+    /// the master) is reported.
     async fn execute(
+        &self,
+        route: Route,
+        command: &str,
+        deadline: Instant,
+        out: &mut Collector,
+    ) -> Result<(SessionEnd, Route), SshError> {
+        let mut pauses = REFUSED_RETRY_PAUSES.iter();
+        loop {
+            match self.execute_once(route.clone(), command, deadline, out).await {
+                Err(SshError::SessionRefused { name }) => {
+                    let pause = pauses.next().filter(|p| Instant::now() + **p < deadline);
+                    let Some(pause) = pause else {
+                        return Err(SshError::SessionRefused { name });
+                    };
+                    out.clear();
+                    tokio::time::sleep(*pause).await;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// One attempt. A native failure before the session opened is retried once after a
+    /// fresh check; one after it opened is never retried (the command may have run).
+    /// Returns the route actually used.
+    async fn execute_once(
         &self,
         route: Route,
         command: &str,
