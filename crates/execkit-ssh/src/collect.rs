@@ -16,8 +16,8 @@ pub struct Collector {
     cap: usize,
     /// The first stderr line while it may still be the marker; `None` once decided.
     head: Option<Vec<u8>>,
-    /// Merged streams (a local ssh process's one pipe): the current line while it may be
-    /// the marker, `None` when it cannot be; scanning ends once the marker is found.
+    /// Merged streams (a local ssh process's one pipe): bytes held back because they may be
+    /// the start of the marker; scanning ends once the marker is found.
     merged_line: Option<Vec<u8>>,
     scan_merged: bool,
     pub pid: Option<u32>,
@@ -31,57 +31,53 @@ impl Collector {
             total: 0,
             cap,
             head: expect_marker.then(Vec::new),
-            merged_line: Some(Vec::new()),
+            merged_line: None,
             scan_merged: expect_marker,
             pid: None,
         }
     }
 
-    /// stdout and stderr interleaved by ssh: the marker line may come after any amount of
-    /// stdout, since ssh writes the two streams as their data arrives. Only newlines are
-    /// searched for in lines that cannot be the marker.
-    pub fn merged(&mut self, mut bytes: &[u8]) {
+    /// stdout and stderr interleaved by ssh. ssh writes each stream as its data arrives, so
+    /// the marker may follow any amount of stdout, even in the middle of a stdout line; it
+    /// is one small write of its own, so it is contiguous. Its first occurrence is removed.
+    pub fn merged(&mut self, bytes: &[u8]) {
         if !self.scan_merged {
             self.flush_merged_line();
             self.keep(bytes);
             return;
         }
-        while !bytes.is_empty() {
-            let newline = bytes.iter().position(|b| *b == b'\n');
-            let Some(line) = self.merged_line.as_mut() else {
-                // Inside a line that is not the marker: pass it through to its end.
-                let Some(at) = newline else {
-                    self.keep(bytes);
-                    return;
-                };
-                self.keep(&bytes[..=at]);
-                bytes = &bytes[at + 1..];
-                self.merged_line = Some(Vec::new());
-                continue;
-            };
-            let upto = newline.unwrap_or(bytes.len());
-            line.extend_from_slice(&bytes[..upto]);
-            if !could_be_marker(line) {
-                let partial = std::mem::take(line);
-                self.merged_line = None;
-                self.keep(&partial);
-                bytes = &bytes[upto..];
-                continue;
-            }
-            if newline.is_none() {
+        let mut buf = self.merged_line.take().unwrap_or_default();
+        buf.extend_from_slice(bytes);
+        let marker = PID_MARKER.as_bytes();
+        let mut from = 0;
+        while let Some(found) = find(&buf[from..], marker) {
+            let at = from + found;
+            let digits_from = at + marker.len();
+            let digits = buf[digits_from..].iter().take_while(|b| b.is_ascii_digit()).count();
+            let end = digits_from + digits;
+            if end == buf.len() && digits <= PID_DIGITS_MAX {
+                // Possibly a marker still arriving: hold it back.
+                self.keep(&buf[..at]);
+                self.merged_line = Some(buf[at..].to_vec());
                 return;
             }
-            let line = self.merged_line.take().unwrap_or_default();
-            bytes = &bytes[upto + 1..];
-            if let Some(pid) = parse_pid_marker(&line) {
+            if buf.get(end) == Some(&b'\n')
+                && let Some(pid) = parse_pid_marker(&buf[at..end])
+            {
                 self.pid = Some(pid);
                 self.scan_merged = false;
-                self.keep(bytes);
+                self.keep(&buf[..at]);
+                self.keep(&buf[end + 1..]);
                 return;
             }
-            self.keep(&line);
-            self.keep(b"\n");
-            self.merged_line = Some(Vec::new());
+            from = at + 1;
+        }
+        // Hold back a tail that may be the start of a marker split across reads.
+        let hold = (1..marker.len()).rev().find(|n| buf.ends_with(&marker[..*n])).unwrap_or(0);
+        let split = buf.len() - hold;
+        self.keep(&buf[..split]);
+        if hold > 0 {
+            self.merged_line = Some(buf[split..].to_vec());
         }
     }
 
@@ -145,11 +141,11 @@ impl Collector {
     }
 }
 
-/// The line so far is a prefix of a marker line (or a whole one).
-fn could_be_marker(line: &[u8]) -> bool {
-    let marker = PID_MARKER.as_bytes();
-    let n = line.len().min(marker.len());
-    line.len() <= MARKER_MAX && line[..n] == marker[..n]
+/// Pids have at most 10 digits (2^32).
+const PID_DIGITS_MAX: usize = 10;
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
 }
 
 impl RunObserver for Collector {
@@ -182,8 +178,16 @@ mod tests {
         assert_eq!(c.finish().0, b"direct\nerr\n__EXECKIT_PID__=10\n".to_vec());
         let mut late = Collector::new(1 << 20, true);
         late.merged(&vec![0u8; 100_000]);
-        late.merged(b"\n__EXECKIT_PID__=5\n");
-        assert_eq!((late.pid, late.finish().1), (Some(5), 100_001));
+        late.merged(b"__EXECKIT_PID__=5\n");
+        assert_eq!((late.pid, late.finish().1), (Some(5), 100_000));
+        let mut split = Collector::new(1024, true);
+        for piece in [&b"ab__EXEC"[..], b"KIT_PID__", b"=12", b"3", b"\ncd"] {
+            split.merged(piece);
+        }
+        assert_eq!((split.pid, split.finish().0), (Some(123), b"abcd".to_vec()));
+        let mut long = Collector::new(1024, true);
+        long.merged(b"__EXECKIT_PID__=123456789012345");
+        assert_eq!((long.pid, long.finish().1), (None, 31));
         let mut plain = Collector::new(1024, true);
         plain.merged(b"__EXECKIT_no\nab");
         plain.merged(b"c\n");
