@@ -8,9 +8,10 @@ use indexmap::IndexSet;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
+use crate::checks::check_request;
 use crate::client::SshClient;
 use crate::error::SshError;
-use crate::run::{RunOutcome, RunRequest, check_request};
+use crate::run::{RunOutcome, RunRequest};
 
 /// A group call fans out to at most this many hosts: more is a fleet tool's job.
 pub const MAX_GROUP_HOSTS: usize = 64;

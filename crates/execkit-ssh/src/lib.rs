@@ -12,6 +12,7 @@
 //! Output is returned as bytes for now; the tool shape (OutputSink, ToolResult) wraps it.
 
 mod args;
+mod checks;
 mod client;
 mod collect;
 pub mod config;
@@ -19,6 +20,7 @@ mod control;
 mod describe;
 mod environment;
 mod error;
+mod exec;
 mod group;
 mod keys;
 mod local;

@@ -2,30 +2,20 @@
 
 use std::time::{Duration, Instant};
 
+use crate::checks::{check_cwd_for_os, check_request, too_long};
 use crate::client::{SshClient, lock};
 use crate::collect::Collector;
-use crate::config::{HostConfig, HostEntry};
+use crate::config::HostEntry;
 use crate::error::SshError;
+use crate::exec::Exec;
 use crate::master::{self, MuxUse, Route};
 use crate::probe::{self, HostInfo};
-use crate::session::{self, NativeFailure, SessionEnd};
-use crate::wrap;
-use crate::{MuxClient, control, keys};
+use crate::session::SessionEnd;
+use crate::{control, wrap};
 
 /// Linux's per-argument maximum (MAX_ARG_STRLEN): the remote shell gets the command as one
 /// argv string.
 pub const MAX_COMMAND_BYTES: usize = 131072;
-/// Waits between attempts when the server refuses a session (see `Exec::execute`): about
-/// 0.4 s in all, far longer than a channel close takes on loopback, far shorter than a
-/// session that really holds the slot.
-const REFUSED_RETRY_PAUSES: [Duration; 4] = [
-    Duration::from_millis(20),
-    Duration::from_millis(50),
-    Duration::from_millis(100),
-    Duration::from_millis(250),
-];
-/// A timed-out command's kill session gets this long.
-const KILL_BUDGET: Duration = Duration::from_secs(5);
 
 /// One command on one configured host, with a resolved timeout.
 #[derive(Debug, Clone)]
@@ -76,9 +66,9 @@ impl RunOutcome {
 }
 
 /// Where a command goes once the host is reachable.
-struct Reached {
-    route: Route,
-    connect: Duration,
+pub(crate) struct Reached {
+    pub route: Route,
+    pub connect: Duration,
 }
 
 impl SshClient {
@@ -149,7 +139,7 @@ impl SshClient {
     }
 
     /// The route to `entry`: a master verified earlier in this client, or the S24 check.
-    async fn reach(
+    pub(crate) async fn reach(
         &self,
         entry: &HostEntry,
         jump: Option<&HostEntry>,
@@ -227,234 +217,5 @@ impl SshClient {
         }
         *lock(&state.info) = Some(info.clone());
         Ok(info)
-    }
-}
-
-/// Everything one execution on one host needs.
-struct Exec<'a> {
-    client: &'a SshClient,
-    local: &'a crate::local::Local,
-    entry: &'a HostEntry,
-    jump: Option<&'a HostEntry>,
-}
-
-impl Exec<'_> {
-    /// Runs `command` over `route`, retrying a refused session a few times within the
-    /// deadline. sshd frees a session slot only after the channel has closed, which comes a
-    /// little after the exit status that released our channel permit; so a session opened
-    /// right after another one of ours ended can be refused although the client is within
-    /// `max_sessions`. A refused session ran nothing, so retrying it is safe; a refusal that
-    /// persists (the server's limit is lower than `max_sessions`, or another process shares
-    /// the master) is reported.
-    async fn execute(
-        &self,
-        route: Route,
-        command: &str,
-        deadline: Instant,
-        out: &mut Collector,
-    ) -> Result<(SessionEnd, Route), SshError> {
-        let mut pauses = REFUSED_RETRY_PAUSES.iter();
-        loop {
-            match self.execute_once(route.clone(), command, deadline, out).await {
-                Err(SshError::SessionRefused { name }) => {
-                    let pause = pauses.next().filter(|p| Instant::now() + **p < deadline);
-                    let Some(pause) = pause else {
-                        return Err(SshError::SessionRefused { name });
-                    };
-                    out.clear();
-                    tokio::time::sleep(*pause).await;
-                }
-                other => return other,
-            }
-        }
-    }
-
-    /// One attempt. A native failure before the session opened is retried once after a
-    /// fresh check; one after it opened is never retried (the command may have run).
-    /// Returns the route actually used.
-    async fn execute_once(
-        &self,
-        route: Route,
-        command: &str,
-        deadline: Instant,
-        out: &mut Collector,
-    ) -> Result<(SessionEnd, Route), SshError> {
-        let name = &self.entry.name;
-        let Route::Mux { socket, .. } = &route else {
-            let end =
-                session::direct(self.local, self.entry, self.jump, command, deadline, out).await?;
-            return Ok((end, route));
-        };
-        if self.client.inner.options.mux == MuxClient::Process {
-            return self.process_mux(route.clone(), command, deadline, out).await;
-        }
-        match session::native(name, socket, command, deadline, out).await {
-            Ok(end) => Ok((end, route)),
-            Err(NativeFailure::Fatal(err)) => Err(err),
-            Err(NativeFailure::Protocol) => {
-                self.process_mux(route.clone(), command, deadline, out).await
-            }
-            Err(NativeFailure::BeforeOpen(_)) => {
-                self.client.forget_master(self.entry).await;
-                let reached = self.client.reach(self.entry, self.jump, deadline).await?;
-                let retry = reached.route;
-                match &retry {
-                    Route::Mux { socket, .. } => {
-                        match session::native(name, socket, command, deadline, out).await {
-                            Ok(end) => Ok((end, retry)),
-                            Err(NativeFailure::Fatal(err)) => Err(err),
-                            Err(NativeFailure::Protocol) => {
-                                self.process_mux(retry.clone(), command, deadline, out).await
-                            }
-                            Err(NativeFailure::BeforeOpen(why)) => Err(SshError::Local(format!(
-                                "cannot open a session on the master for {name}: {why}"
-                            ))),
-                        }
-                    }
-                    Route::Direct { .. } => {
-                        let end = session::direct(
-                            self.local, self.entry, self.jump, command, deadline, out,
-                        )
-                        .await?;
-                        Ok((end, retry))
-                    }
-                }
-            }
-        }
-    }
-
-    /// Process-mux on `route`. When the client could not reach the socket at all (so no
-    /// session opened), the master is checked again and the command retried once.
-    async fn process_mux(
-        &self,
-        route: Route,
-        command: &str,
-        deadline: Instant,
-        out: &mut Collector,
-    ) -> Result<(SessionEnd, Route), SshError> {
-        let end = self.process_mux_once(&route, command, deadline, out).await;
-        if !matches!(end, Err(SshError::Lost { .. })) || !out.contains(b"Control socket connect(") {
-            return end.map(|end| (end, route));
-        }
-        out.clear();
-        self.client.forget_master(self.entry).await;
-        let retry = self.client.reach(self.entry, self.jump, deadline).await?.route;
-        if let Route::Direct { .. } = retry {
-            let end =
-                session::direct(self.local, self.entry, self.jump, command, deadline, out).await?;
-            return Ok((end, retry));
-        }
-        let end = self.process_mux_once(&retry, command, deadline, out).await?;
-        Ok((end, retry))
-    }
-
-    async fn process_mux_once(
-        &self,
-        route: &Route,
-        command: &str,
-        deadline: Instant,
-        out: &mut Collector,
-    ) -> Result<SessionEnd, SshError> {
-        let Route::Mux { socket, .. } = route else {
-            return Err(SshError::Local("process-mux needs a master socket".into()));
-        };
-        let name = &self.entry.name;
-        let end = session::process_mux(self.local, name, socket, command, deadline, out).await;
-        let failed = matches!(end, Ok(SessionEnd::Exited(255)) | Err(SshError::Lost { .. }));
-        if failed && out.contains(b"refused by peer") {
-            return Err(SshError::SessionRefused { name: name.clone() });
-        }
-        end
-    }
-
-    /// Sends the kill over a second session; true when it ran.
-    async fn kill_remote(&self, route: &Route, pid: u32) -> bool {
-        let mut sink = Collector::new(4096, false);
-        let deadline = Instant::now() + KILL_BUDGET;
-        let end = self.execute(route.clone(), &wrap::kill_command(pid), deadline, &mut sink).await;
-        matches!(end, Ok((SessionEnd::Exited(0), _)))
-    }
-}
-
-impl SshClient {
-    /// Drops the "verified" mark so the next reach checks the socket again.
-    async fn forget_master(&self, entry: &HostEntry) {
-        *self.host_state(entry).verified.lock().await = None;
-    }
-}
-
-fn too_long(n: usize) -> SshError {
-    SshError::Argument(format!(
-        "command is too long for a remote shell: {n} bytes after wrapping (limit {MAX_COMMAND_BYTES})"
-    ))
-}
-
-/// The checks that need no process (S2–S4, S12, S13): the entry when they pass.
-pub(crate) fn check_request<'a>(
-    config: &'a HostConfig,
-    request: &RunRequest,
-) -> Result<&'a HostEntry, SshError> {
-    let entry = config.hosts.get(&request.host).ok_or_else(|| SshError::UnknownHost {
-        name: request.host.clone(),
-        configured: config.hosts.keys().cloned().collect(),
-    })?;
-    check_command(&request.command)?;
-    if let Some(cwd) = &request.cwd {
-        check_cwd(cwd)?;
-    }
-    crate::args::guard(entry)?;
-    if let Some(key) = &entry.key {
-        keys::check_key(&entry.name, key)?;
-    }
-    Ok(entry)
-}
-
-fn check_command(command: &str) -> Result<(), SshError> {
-    if command.trim().is_empty() {
-        return Err(SshError::Argument("command: must not be empty".into()));
-    }
-    if command.contains('\0') {
-        return Err(SshError::Argument("command: must not contain a NUL byte".into()));
-    }
-    if command.len() > MAX_COMMAND_BYTES {
-        return Err(too_long(command.len()));
-    }
-    Ok(())
-}
-
-/// The OS-independent cwd rules: no `~`, no NUL/CR/LF, absolute for some OS.
-fn check_cwd(cwd: &str) -> Result<(), SshError> {
-    if cwd == "~" || cwd.starts_with("~/") {
-        return Err(SshError::Argument(
-            "cwd must be an absolute remote path; \"~\" is not expanded. Omit cwd to start in the login directory.".into(),
-        ));
-    }
-    if cwd.contains(['\0', '\r', '\n']) {
-        return Err(SshError::Argument("cwd must not contain NUL, CR or LF".into()));
-    }
-    let bytes = cwd.as_bytes();
-    let windows = bytes.len() >= 3
-        && bytes[0].is_ascii_alphabetic()
-        && bytes[1] == b':'
-        && matches!(bytes[2], b'\\' | b'/');
-    if !(cwd.starts_with('/') || windows || cwd.starts_with(r"\\")) {
-        return Err(SshError::Argument(format!("cwd must be an absolute path: {cwd}")));
-    }
-    Ok(())
-}
-
-/// The OS-dependent rule: POSIX paths start with `/`; Windows ones with `X:\`, `X:/` or `\\`.
-fn check_cwd_for_os(name: &str, os: &str, cwd: Option<&str>) -> Result<(), SshError> {
-    let Some(cwd) = cwd else { return Ok(()) };
-    let posix = cwd.starts_with('/');
-    let ok = match os {
-        "windows" => !posix,
-        "unknown" => true,
-        _ => posix,
-    };
-    if ok {
-        Ok(())
-    } else {
-        Err(SshError::Argument(format!("cwd must be an absolute path on {name} ({os}): {cwd}")))
     }
 }
