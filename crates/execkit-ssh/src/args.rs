@@ -169,3 +169,81 @@ pub fn guard(entry: &HostEntry) -> Result<(), SshError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::config::Compat;
+
+    fn entry(name: &str, host: &str) -> HostEntry {
+        HostEntry {
+            name: name.into(),
+            host: host.into(),
+            username: Some("deploy".into()),
+            port: 2222,
+            key: Some(PathBuf::from("/k/id")),
+            description: None,
+            compat: Compat::Auto,
+            connect_timeout: Duration::from_secs(7),
+            max_sessions: 8,
+            shell: None,
+            proxy_jump: None,
+            known_hosts: Some(PathBuf::from("/k/known")),
+            ssh_config: Some(SshConfigFile::None),
+            source: PathBuf::from("/p/ssh.json"),
+        }
+    }
+
+    #[test]
+    fn master_command_line() {
+        let args = master_args(
+            &entry("web", "10.0.0.5"),
+            None,
+            Path::new("/usr/bin/ssh"),
+            Path::new("/run/x/ab"),
+        );
+        let line: Vec<String> = args.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+        assert_eq!(
+            line.join(" "),
+            "-M -N -f -n -o ControlPersist=3600 -o ControlPath=/run/x/ab -E /run/x/ab.log \
+             -o BatchMode=yes -o StrictHostKeyChecking=accept-new -o ConnectTimeout=7 \
+             -o ServerAliveInterval=10 -o ServerAliveCountMax=3 -o RequestTTY=no -T \
+             -o RemoteCommand=none -o ClearAllForwardings=yes -o PermitLocalCommand=no -p 2222 \
+             -l deploy -i /k/id -o IdentitiesOnly=yes -o UserKnownHostsFile=/k/known -F none \
+             -- 10.0.0.5"
+        );
+    }
+
+    #[test]
+    fn proxy_jump_is_one_quoted_hop_without_n() {
+        let hop = entry("bastion", "b.example");
+        let command = proxy_command(&hop, Path::new("/usr/bin/ssh"));
+        assert!(
+            command.starts_with("ProxyCommand='/usr/bin/ssh' '-o' 'BatchMode=yes'"),
+            "{command}"
+        );
+        assert!(command.ends_with("'-W' %h:%p '--' 'b.example'"), "{command}");
+        assert!(!command.contains("'-n'"));
+    }
+
+    #[test]
+    fn process_mux_goes_nowhere_on_fallback() {
+        let args = process_mux_args(Path::new("/run/x/ab"), "echo hi");
+        let line: Vec<String> = args.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+        assert!(line.join(" ").ends_with("-p 9 -- none echo hi"));
+    }
+
+    #[test]
+    fn call_time_guard() {
+        let mut bad = entry("web", "h");
+        bad.username = Some("-oProxyCommand=x".into());
+        assert_eq!(
+            guard(&bad).unwrap_err().to_string(),
+            "Refusing to connect to web: username looks like an ssh option"
+        );
+        assert!(guard(&entry("web", "h")).is_ok());
+    }
+}

@@ -80,3 +80,43 @@ pub(crate) fn check_cwd_for_os(name: &str, os: &str, cwd: Option<&str>) -> Resul
         Err(SshError::Argument(format!("cwd must be an absolute path on {name} ({os}): {cwd}")))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(r: Result<(), SshError>) -> String {
+        r.unwrap_err().to_string()
+    }
+
+    #[test]
+    fn cwd_rules() {
+        let tilde = "cwd must be an absolute remote path; \"~\" is not expanded. Omit cwd to start in the login directory.";
+        assert_eq!(err(check_cwd("~")), tilde);
+        assert_eq!(err(check_cwd("~/src")), tilde);
+        assert_eq!(err(check_cwd("src")), "cwd must be an absolute path: src");
+        assert_eq!(err(check_cwd("/tmp/a\nb")), "cwd must not contain NUL, CR or LF");
+        for ok in ["/tmp/it's $(reboot)", "C:\\src", "C:/src", "\\\\server\\share"] {
+            assert!(check_cwd(ok).is_ok(), "{ok}");
+        }
+        assert_eq!(
+            err(check_cwd_for_os("win", "windows", Some("/tmp"))),
+            "cwd must be an absolute path on win (windows): /tmp"
+        );
+        assert_eq!(
+            err(check_cwd_for_os("box", "linux", Some("C:\\src"))),
+            "cwd must be an absolute path on box (linux): C:\\src"
+        );
+        assert!(check_cwd_for_os("box", "linux", Some("/srv")).is_ok());
+    }
+
+    #[test]
+    fn command_rules() {
+        assert_eq!(err(check_command("  ")), "command: must not be empty");
+        assert_eq!(err(check_command("echo \0")), "command: must not contain a NUL byte");
+        assert_eq!(
+            err(check_command(&"x".repeat(200 * 1024))),
+            "command is too long for a remote shell: 204800 bytes after wrapping (limit 131072)"
+        );
+    }
+}

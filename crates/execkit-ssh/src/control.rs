@@ -139,4 +139,4 @@ pub fn remove_dead_socket(path: &Path) -> bool {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -242,3 +242,31 @@ async fn lock(socket: &Path, deadline: Instant, name: &str) -> Result<File, SshE
         tokio::time::sleep(LOCK_RETRY).await;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry() -> HostEntry {
+        let mut entry = crate::control::tests::entry("web");
+        entry.key = Some("/k/id".into());
+        entry.known_hosts = Some("/k/known".into());
+        entry
+    }
+
+    #[test]
+    fn connect_details_prefer_the_specific_line_and_add_hints() {
+        let log = "Connection timed out during banner exchange\nConnection to 1.2.3.4 port 22 timed out\n";
+        assert_eq!(connect_detail(&entry(), log), "Connection timed out during banner exchange");
+        let denied = "Warning: Permanently added 'x' to the list of known hosts.\nu@h: Permission denied (publickey).\n";
+        assert_eq!(
+            connect_detail(&entry(), denied),
+            "u@h: Permission denied (publickey).; the server rejected key /k/id"
+        );
+        assert_eq!(
+            connect_detail(&entry(), "@@@ WARNING\nHost key verification failed.\n"),
+            "Host key verification failed; the host key differs from /k/known; if the change is expected, remove the old entry"
+        );
+        assert_eq!(target(&entry()), "u@127.0.0.1:22");
+    }
+}
