@@ -197,7 +197,11 @@ mod tests {
     #[test]
     fn no_hosts_means_no_tool() {
         let dir = tempfile::tempdir().unwrap();
-        let env = Environment::from_vars([("HOME", dir.path().to_str().unwrap())]);
+        let control = dir.path().join("c");
+        let env = Environment::from_vars([
+            ("HOME", dir.path().to_str().unwrap()),
+            ("EXECKIT_SSH_CONTROL_DIR", control.to_str().unwrap()),
+        ]);
         let supervisor = Supervisor::start(execkit_process::SupervisorConfig::default()).unwrap();
         let client = SshClient::new(dir.path(), env, supervisor, SshOptions::default());
         assert_eq!(client.tool_description(), None);

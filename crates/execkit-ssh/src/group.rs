@@ -11,7 +11,7 @@ use tokio::task::JoinSet;
 use crate::checks::check_request;
 use crate::client::SshClient;
 use crate::error::SshError;
-use crate::run::{RunOutcome, RunRequest};
+use crate::run::{RunEnd, RunOutcome, RunRequest};
 
 /// A group call fans out to at most this many hosts: more is a fleet tool's job.
 pub const MAX_GROUP_HOSTS: usize = 64;
@@ -42,6 +42,32 @@ impl HostResult {
     pub fn success(&self) -> bool {
         self.result.as_ref().is_ok_and(RunOutcome::success)
     }
+
+    /// `=== <name>: exit <n>, <ms> ms ===`, or `timed out` / `could not connect` / `failed`.
+    pub fn section_header(&self) -> String {
+        let what = match &self.result {
+            Ok(out) => match out.end {
+                RunEnd::Exited(code) => format!("exit {code}, {} ms", out.wall.as_millis()),
+                RunEnd::NoStatus => format!("no exit status, {} ms", out.wall.as_millis()),
+                RunEnd::TimedOut => "timed out".to_string(),
+            },
+            Err(err) if err.is_connect_failure() => "could not connect".to_string(),
+            Err(_) => "failed".to_string(),
+        };
+        format!("=== {}: {what} ===", self.host)
+    }
+}
+
+/// `<k> of <n> hosts succeeded; failed: <names>` (without the failed part when none did).
+pub fn group_summary(results: &[HostResult]) -> String {
+    let failed: Vec<&str> =
+        results.iter().filter(|r| !r.success()).map(|r| r.host.as_str()).collect();
+    let ok = results.len() - failed.len();
+    let mut line = format!("{ok} of {} hosts succeeded", results.len());
+    if !failed.is_empty() {
+        line.push_str(&format!("; failed: {}", failed.join(", ")));
+    }
+    line
 }
 
 impl SshClient {

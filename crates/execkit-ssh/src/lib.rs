@@ -35,7 +35,9 @@ pub use config::{Compat, HostConfig, HostEntry, Shell, SshConfigFile};
 pub use control::{ControlDir, MAX_SOCKET_PATH, choose_control_dir, socket_path};
 pub use environment::Environment;
 pub use error::SshError;
-pub use group::{GroupRequest, HostResult, MAX_GROUP_HOSTS, PARALLEL_DEFAULT, PARALLEL_MAX};
+pub use group::{
+    GroupRequest, HostResult, MAX_GROUP_HOSTS, PARALLEL_DEFAULT, PARALLEL_MAX, group_summary,
+};
 pub use master::MuxUse;
 pub use probe::{HostInfo, ProbeSource, parse_probe};
 pub use run::{MAX_COMMAND_BYTES, RunEnd, RunOutcome, RunRequest};

@@ -381,6 +381,9 @@ async fn a_group_reports_every_host_with_one_down() {
     let names: Vec<&str> = results.iter().map(|r| r.host.as_str()).collect();
     assert_eq!(names, vec!["one", "down", "two"], "configuration order");
     assert!(results[0].success() && results[2].success());
+    assert_eq!(results[1].section_header(), "=== down: could not connect ===");
+    assert!(results[0].section_header().starts_with("=== one: exit 0, "));
+    assert_eq!(execkit_ssh::group_summary(&results), "2 of 3 hosts succeeded; failed: down");
     let down = results[1].result.as_ref().unwrap_err();
     assert!(down.is_connect_failure(), "{down}");
     assert!(down.to_string().contains("Connection refused"), "{down}");
