@@ -1,0 +1,44 @@
+//! The execkit ssh runner: one command on a host named in JSON configuration, over OpenSSH
+//! master connections that outlive the call and the process.
+//!
+//! Shape: [`config`] turns JSON files into validated [`HostEntry`]s (warnings, never
+//! errors). The system `ssh` starts one master per entry on a socket in a private control
+//! directory, with ControlPersist, so later calls and later processes reuse it. Commands open
+//! sessions on that socket with the `openssh` crate's native mux client, so no ssh process is
+//! spawned per command; process-mux aimed at `none:9` is the fallback. Neither can fall back
+//! to a fresh login, and a per-host channel cap keeps the server's session limit from being
+//! reached by this client at all. Every local process starts through `execkit-process`.
+//!
+//! Output is returned as bytes for now; the tool shape (OutputSink, ToolResult) wraps it.
+
+mod args;
+mod checks;
+mod client;
+mod collect;
+pub mod config;
+mod control;
+mod describe;
+mod environment;
+mod error;
+mod exec;
+mod group;
+mod keys;
+mod local;
+mod master;
+mod probe;
+mod run;
+mod session;
+mod wrap;
+
+pub use client::{MuxClient, SshClient, SshOptions};
+pub use config::{Compat, HostConfig, HostEntry, Shell, SshConfigFile};
+pub use control::{ControlDir, MAX_SOCKET_PATH, choose_control_dir, socket_path};
+pub use environment::Environment;
+pub use error::SshError;
+pub use group::{
+    GroupRequest, HostResult, MAX_GROUP_HOSTS, PARALLEL_DEFAULT, PARALLEL_MAX, group_summary,
+};
+pub use master::MuxUse;
+pub use probe::{HostInfo, ProbeSource, parse_probe};
+pub use run::{MAX_COMMAND_BYTES, RunEnd, RunOutcome, RunRequest};
+pub use wrap::{Wrapper, wrap};

@@ -1,0 +1,221 @@
+//! One command on one host: checks, queue, master, probe, wrapper, session, timeout kill.
+
+use std::time::{Duration, Instant};
+
+use crate::checks::{check_cwd_for_os, check_request, too_long};
+use crate::client::{SshClient, lock};
+use crate::collect::Collector;
+use crate::config::HostEntry;
+use crate::error::SshError;
+use crate::exec::Exec;
+use crate::master::{self, MuxUse, Route};
+use crate::probe::{self, HostInfo};
+use crate::session::SessionEnd;
+use crate::{control, wrap};
+
+/// Linux's per-argument maximum (MAX_ARG_STRLEN): the remote shell gets the command as one
+/// argv string.
+pub const MAX_COMMAND_BYTES: usize = 131072;
+
+/// One command on one configured host, with a resolved timeout.
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    pub host: String,
+    pub command: String,
+    pub cwd: Option<String>,
+    pub timeout: Duration,
+}
+
+/// How the remote command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunEnd {
+    Exited(i32),
+    /// Ended without an exit status (killed by a signal, or the channel dropped).
+    NoStatus,
+    TimedOut,
+}
+
+/// What one call did on one host.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    pub host: String,
+    /// stdout and stderr in arrival order, the pid marker removed, at most the client's
+    /// `max_output_bytes`.
+    pub output: Vec<u8>,
+    /// Every byte the command wrote.
+    pub output_bytes: u64,
+    pub end: RunEnd,
+    pub wall: Duration,
+    /// Time spent starting the master; zero when reused.
+    pub connect: Duration,
+    pub queued: Duration,
+    pub mux: MuxUse,
+    pub info: HostInfo,
+    /// The remote login shell's pid (its process group), when the wrapper reported it.
+    pub remote_pid: Option<u32>,
+    /// A timed-out command's process group was sent SIGTERM (and SIGKILL after 2 s).
+    pub remote_killed: bool,
+    /// The master's pid, when known.
+    pub master_pid: Option<u32>,
+}
+
+impl RunOutcome {
+    pub fn success(&self) -> bool {
+        self.end == RunEnd::Exited(0)
+    }
+}
+
+/// Where a command goes once the host is reachable.
+pub(crate) struct Reached {
+    pub route: Route,
+    pub connect: Duration,
+}
+
+impl SshClient {
+    /// Runs one command on one host. `Err` means no exit status exists: a refused argument,
+    /// a connection failure, a refused or lost session.
+    pub async fn run(&self, request: &RunRequest) -> Result<RunOutcome, SshError> {
+        let started = Instant::now();
+        let deadline = started + request.timeout;
+        let config = self.config();
+        let entry = check_request(&config, request)?.clone();
+        let jump = entry.proxy_jump.as_ref().and_then(|j| config.hosts.get(j)).cloned();
+        let local = self.local().await?.clone();
+        let state = self.host_state(&entry);
+        let permit =
+            tokio::time::timeout_at(deadline.into(), state.channels.clone().acquire_owned()).await;
+        let Ok(Ok(_permit)) = permit else {
+            return Err(SshError::NotStarted {
+                name: entry.name.clone(),
+                secs: request.timeout.as_secs(),
+            });
+        };
+        let queued = started.elapsed();
+        let reached = self.reach(&entry, jump.as_ref(), deadline).await?;
+        let info = self.host_info(&entry, jump.as_ref(), &reached.route, deadline).await?;
+        check_cwd_for_os(&entry.name, &info.os, request.cwd.as_deref())?;
+        let wrapper = info.wrapper();
+        let wrapped = wrap::wrap(
+            wrapper,
+            &request.command,
+            request.cwd.as_deref(),
+            &entry.name,
+            &info.shell,
+        )?;
+        if wrapped.len() > MAX_COMMAND_BYTES {
+            return Err(too_long(wrapped.len()));
+        }
+        let ctx = Exec { client: self, local: &local, entry: &entry, jump: jump.as_ref() };
+        let mut out = Collector::new(self.inner.options.max_output_bytes, wrapper.reports_pid());
+        let (end, route) = ctx.execute(reached.route, &wrapped, deadline, &mut out).await?;
+        let remote_pid = out.pid;
+        let remote_killed = match (end, remote_pid) {
+            (SessionEnd::TimedOut, Some(pid)) => ctx.kill_remote(&route, pid).await,
+            _ => false,
+        };
+        let (output, output_bytes) = out.finish();
+        let (mux, master_pid) = match route {
+            Route::Mux { mux, pid, .. } => (mux, pid),
+            Route::Direct { mux } => (mux, None),
+        };
+        Ok(RunOutcome {
+            host: entry.name.clone(),
+            output,
+            output_bytes,
+            end: match end {
+                SessionEnd::Exited(code) => RunEnd::Exited(code),
+                SessionEnd::NoStatus => RunEnd::NoStatus,
+                SessionEnd::TimedOut => RunEnd::TimedOut,
+            },
+            wall: started.elapsed(),
+            connect: reached.connect,
+            queued,
+            mux,
+            info,
+            remote_pid,
+            remote_killed,
+            master_pid,
+        })
+    }
+
+    /// The route to `entry`: a master verified earlier in this client, or the S24 check.
+    pub(crate) async fn reach(
+        &self,
+        entry: &HostEntry,
+        jump: Option<&HostEntry>,
+        deadline: Instant,
+    ) -> Result<Reached, SshError> {
+        let zero = Duration::ZERO;
+        if let Some(mux) = self.mux_off() {
+            return Ok(Reached { route: Route::Direct { mux }, connect: zero });
+        }
+        let Some(socket) = self.control_path(&entry.name) else {
+            return Ok(Reached { route: Route::Direct { mux: MuxUse::Off }, connect: zero });
+        };
+        let state = self.host_state(entry);
+        let mut verified = state.verified.lock().await;
+        if let Some(pid) = *verified
+            && control::socket_state(&socket) == control::SocketState::Accepting
+        {
+            return Ok(Reached {
+                route: Route::Mux { socket, mux: MuxUse::Reused, pid },
+                connect: zero,
+            });
+        }
+        let begun = Instant::now();
+        let local = self.local().await?;
+        let mut warnings = Vec::new();
+        let route = master::ensure(local, entry, jump, &socket, deadline, &mut warnings).await?;
+        warnings.into_iter().for_each(|w| self.warn(w));
+        let connect = match &route {
+            Route::Mux { mux: MuxUse::New, .. } => begun.elapsed(),
+            _ => zero,
+        };
+        *verified = match &route {
+            Route::Mux { pid, .. } => Some(*pid),
+            Route::Direct { .. } => None,
+        };
+        Ok(Reached { route, connect })
+    }
+
+    /// The host's OS and shell: configured, remembered, cached on disk, or probed now.
+    async fn host_info(
+        &self,
+        entry: &HostEntry,
+        jump: Option<&HostEntry>,
+        route: &Route,
+        deadline: Instant,
+    ) -> Result<HostInfo, SshError> {
+        if let Some(shell) = entry.shell {
+            return Ok(HostInfo::configured(shell));
+        }
+        let state = self.host_state(entry);
+        if let Some(info) = lock(&state.info).clone() {
+            return Ok(info);
+        }
+        let cache = self.inner.cache_dir.clone();
+        if let Some(info) = cache.as_deref().and_then(|dir| probe::read_cache(dir, entry)) {
+            *lock(&state.info) = Some(info.clone());
+            return Ok(info);
+        }
+        let local = self.local().await?.clone();
+        let ctx = Exec { client: self, local: &local, entry, jump };
+        let mut out = Collector::new(64 * 1024, false);
+        let (end, _) = ctx.execute(route.clone(), probe::PROBE_COMMAND, deadline, &mut out).await?;
+        if end == SessionEnd::TimedOut {
+            return Err(SshError::NotStarted { name: entry.name.clone(), secs: 0 });
+        }
+        let (bytes, _) = out.finish();
+        let info = probe::parse_probe(&bytes).unwrap_or(HostInfo {
+            os: "unknown".into(),
+            shell: "unknown".into(),
+            shell_path: None,
+            source: probe::ProbeSource::Probed,
+        });
+        if let Some(dir) = cache.as_deref() {
+            probe::write_cache(dir, entry, &info);
+        }
+        *lock(&state.info) = Some(info.clone());
+        Ok(info)
+    }
+}
