@@ -32,6 +32,8 @@ pub struct Request {
 #[serde(rename_all = "camelCase")]
 pub struct Response {
     pub seq: i64,
+    /// The one snake_case key of the protocol.
+    #[serde(rename = "request_seq")]
     pub request_seq: i64,
     pub success: bool,
     pub command: String,

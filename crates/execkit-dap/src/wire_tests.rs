@@ -113,3 +113,12 @@ fn capabilities_keep_unknown_flags() {
     assert!(caps.flag("supportTerminateDebuggee"));
     assert!(!caps.flag("supportsDataBreakpoints"));
 }
+
+#[test]
+fn response_reads_the_snake_case_request_seq() {
+    let body = br#"{"seq":4,"type":"response","request_seq":2,"command":"next","success":true}"#;
+    let Ok(Message::Response(response)) = decode(body) else { panic!() };
+    assert_eq!(response.request_seq, 2);
+    let text = String::from_utf8(encode(&Message::Response(response))).unwrap();
+    assert!(text.contains("\"request_seq\":2"), "{text}");
+}
