@@ -14,8 +14,10 @@
 //! → configuration on top of that for all of them. Adapter processes are spawned through
 //! `execkit-process`; every wait races a deadline.
 
+pub mod adapters;
 pub mod bodies;
 pub mod client;
+pub mod detect;
 pub mod error;
 pub mod events;
 pub mod framing;

@@ -143,7 +143,7 @@ impl Owner {
         self.decoder.push(bytes);
         while let Some(body) = self.decoder.next_frame() {
             match wire::decode(&body) {
-                Ok(message) => self.dispatch(message),
+                Ok(message) => self.dispatch(message, &body),
                 Err(_) => {
                     self.shared.dropped_bodies.fetch_add(1, Ordering::SeqCst);
                 }
@@ -152,20 +152,22 @@ impl Owner {
         self.shared.resyncs.store(self.decoder.stats().resyncs, Ordering::SeqCst);
     }
 
-    fn dispatch(&mut self, message: Message) {
+    fn dispatch(&mut self, message: Message, raw: &[u8]) {
         let arrival = self.shared.arrivals.fetch_add(1, Ordering::SeqCst) + 1;
         if let Some(trace) = &mut self.trace {
-            trace.record("in", arrival, &message);
+            trace.record_raw("in", arrival, raw);
         }
         match message {
-            Message::Response(response) => match self.pending.remove(&response.request_seq) {
-                Some(pending) => {
-                    let _ = pending.reply.send(Answer { response, arrival });
-                }
-                None => {
+            Message::Response(response) => {
+                // No pending entry, or its waiter gave up (timed out): a late answer.
+                let delivered = match self.pending.remove(&response.request_seq) {
+                    Some(pending) => pending.reply.send(Answer { response, arrival }).is_ok(),
+                    None => false,
+                };
+                if !delivered {
                     self.shared.late_responses.fetch_add(1, Ordering::SeqCst);
                 }
-            },
+            }
             Message::Event(event) => self.shared.push_event(EventRecord { arrival, event }),
             Message::Request(request) => self.reverse_request(request, arrival),
         }

@@ -57,6 +57,9 @@ async fn dlv_full_session_over_tcp_dial() {
     let sup = supervisor();
     let dir = tempfile::tempdir().unwrap();
     let Some(program) = build_go(&sup, dir.path()).await else { return };
+    let (defs, _) = execkit_dap::adapters::builtin();
+    let found = execkit_dap::detect::candidates(&defs, &program, dir.path()).unwrap();
+    assert!(found[0].def.name == "dlv" && found[0].go_binary, "a Go binary picks dlv exec");
     let make = |addr: std::net::SocketAddr| {
         command("dlv", &dlv, &["dap", &format!("--client-addr={addr}")], dir.path())
     };

@@ -68,6 +68,9 @@ async fn lldb_dap_full_session() {
     let sup = supervisor();
     let dir = tempfile::tempdir().unwrap();
     let Some(program) = build_c(&sup, dir.path()).await else { return };
+    let (defs, _) = execkit_dap::adapters::builtin();
+    let found = execkit_dap::detect::candidates(&defs, &program, dir.path()).unwrap();
+    assert_eq!(found[0].def.name, "lldb-dap", "a C ELF binary picks lldb-dap");
     let cmd = command("lldb-dap", &lldb, &[], dir.path());
     let (conn, process) = transport::spawn_stdio(&sup, &cmd).await.expect("start lldb-dap");
     let (client, reverse) = Client::start(conn, Some(process), ClientOptions::new("lldb-dap"));
