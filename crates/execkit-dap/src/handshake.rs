@@ -182,6 +182,8 @@ async fn await_initialized(
     let started = Instant::now();
     loop {
         tokio::select! {
+            // At the shared deadline, report the missing `initialized`, not the launch timeout.
+            biased;
             event = client.wait_event(is_initialized, wait_until) => {
                 return match (event?, answer) {
                     (Some(event), answer) => Ok((Some(event), answer)),

@@ -25,6 +25,7 @@ pub mod handshake;
 mod owner;
 pub mod process;
 pub mod reverse;
+pub mod socket_dir;
 mod trace;
 pub mod transport;
 pub mod wire;

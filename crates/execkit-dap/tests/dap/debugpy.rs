@@ -163,3 +163,85 @@ async fn debugpy_subprocess_arrives_as_start_debugging() {
     assert!(output_text(&client).contains("parent done"));
     shut_down(&client).await;
 }
+
+/// With `console:"integratedTerminal"` debugpy asks for `runInTerminal` before it sends
+/// `initialized`; serving it from another task while the handshake runs lets the launch
+/// complete, and the debuggee's prints come out of the process we started.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn debugpy_run_in_terminal_is_served_during_the_handshake() {
+    let Some(python) = find_program(&["python3"]) else { return };
+    let sup = std::sync::Arc::new(supervisor());
+    let dir = tempfile::tempdir().unwrap();
+    let (status, _) = run_tool(&sup, &python, &["-c", "import debugpy"], dir.path()).await;
+    if !status.success() {
+        eprintln!("SKIP: debugpy is not importable");
+        return;
+    }
+    let program = write(dir.path(), "calc.py", CALC);
+    let cmd = command("debugpy", &python, &["-m", "debugpy.adapter"], dir.path());
+    let (conn, process) = transport::spawn_stdio(&sup, &cmd).await.expect("start debugpy");
+    let (client, mut reverse) = Client::start(conn, Some(process), ClientOptions::new("debugpy"));
+    let (output_tx, output_rx) = tokio::sync::oneshot::channel();
+    let served = tokio::spawn({
+        let sup = std::sync::Arc::clone(&sup);
+        async move {
+            let incoming = reverse.recv().await.expect("a reverse request");
+            let arrival = incoming.arrival;
+            let ReverseRequest::Known(KnownReverseRequest::RunInTerminal(args)) = incoming.request
+            else {
+                panic!("expected runInTerminal, got {:?}", incoming.request);
+            };
+            let mut child = spawn_terminal_command(&sup, &args).await;
+            incoming.responder.succeed(Some(json!({"processId": child.pid()})));
+            let mut pipe = child.take_output().unwrap();
+            tokio::spawn(async move {
+                let mut text = Vec::new();
+                let mut buf = [0u8; 4096];
+                while let Ok(n @ 1..) = pipe.read(&mut buf).await {
+                    text.extend_from_slice(&buf[..n]);
+                }
+                let _ = output_tx.send(String::from_utf8_lossy(&text).into_owned());
+            });
+            arrival
+        }
+    });
+    let args = json!({"program": program, "cwd": dir.path(), "console": "integratedTerminal",
+        "justMyCode": false});
+    let mut config = StartConfig::new("debugpy", HandshakeRequest::Launch, args);
+    config.breakpoints.files = vec![(
+        program.display().to_string(),
+        vec![SourceBreakpoint { line: 2, ..Default::default() }],
+    )];
+    config.stop_wait = Duration::from_secs(30);
+    config.deadline = deadline(60);
+    let outcome = handshake::start(&client, &config).await.expect("handshake");
+    let reverse_arrival = served.await.unwrap();
+    assert!(reverse_arrival < outcome.order.initialized.unwrap(), "{:?}", outcome.order);
+    let (_, thread) = stopped_thread(&outcome.first_stop.expect("breakpoint stop"));
+    client.request("continue", Some(json!({"threadId": thread})), deadline(20)).await.unwrap();
+    let output = tokio::time::timeout(Duration::from_secs(30), output_rx).await.unwrap().unwrap();
+    assert!(output.contains("total 3"), "{output}");
+    shut_down(&client).await;
+}
+
+async fn spawn_terminal_command(
+    sup: &execkit_process::Supervisor,
+    args: &execkit_dap::wire::RunInTerminalArguments,
+) -> execkit_process::Child {
+    let mut env = execkit_process::env::EnvBuilder::inherited();
+    env.harden();
+    for (name, value) in args.env.iter().flatten() {
+        match value.as_str() {
+            Some(value) => env.set(name, value),
+            None => env.remove(name),
+        }
+    }
+    let spec = execkit_process::SpawnSpec {
+        program: args.args[0].clone().into(),
+        args: args.args[1..].iter().map(Into::into).collect(),
+        cwd: args.cwd.clone().into(),
+        env: env.into_vars(),
+        ..Default::default()
+    };
+    sup.spawn(spec).await.expect("start the runInTerminal command")
+}

@@ -300,3 +300,41 @@ async fn process_printing_garbage_before_its_first_frame_works() {
     assert_eq!(client.stats().resyncs, 1);
     shut_down(&client).await;
 }
+
+/// The launch is answered but `initialized` never comes (a debugpy child-session gap):
+/// configuration goes ahead after the grace period.
+#[tokio::test]
+async fn missing_initialized_after_a_good_launch_answer_is_tolerated() {
+    let (client, _rev, mut peer) = fake(64);
+    let mut config = StartConfig::new("fake", HandshakeRequest::Attach, json!({}));
+    config.stop_wait = Duration::ZERO;
+    let run = tokio::spawn(async move { handshake::start(&client, &config).await });
+    let init = peer.request().await;
+    peer.respond(&init, true, json!({"supportsConfigurationDoneRequest": true})).await;
+    let attach = peer.request().await;
+    peer.respond(&attach, true, json!(null)).await;
+    let started = std::time::Instant::now();
+    let done = peer.request().await;
+    assert_eq!(done.command, "configurationDone");
+    assert!(started.elapsed() >= Duration::from_millis(1500), "{:?}", started.elapsed());
+    peer.respond(&done, true, json!(null)).await;
+    let outcome = run.await.unwrap().unwrap();
+    assert_eq!(outcome.order.initialized, None);
+}
+
+/// Neither `initialized` nor a launch answer before the deadline.
+#[tokio::test]
+async fn no_initialized_and_no_launch_answer_fails_at_the_deadline() {
+    let (client, _rev, mut peer) = fake(64);
+    let mut config = StartConfig::new("fake", HandshakeRequest::Launch, json!({}));
+    config.deadline = tokio::time::Instant::now() + Duration::from_millis(700);
+    let run = tokio::spawn(async move { handshake::start(&client, &config).await });
+    let init = peer.request().await;
+    peer.respond(&init, true, json!({})).await;
+    let _launch = peer.request().await;
+    let err = run.await.unwrap().unwrap_err();
+    assert!(matches!(err, HandshakeError::NoInitialized { .. }), "{err}");
+    assert!(
+        err.to_string().starts_with("Debug adapter fake sent no \"initialized\" event within ")
+    );
+}

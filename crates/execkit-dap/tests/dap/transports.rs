@@ -33,20 +33,25 @@ async fn lldb_dap_over_unix_socket() {
     let sup = supervisor();
     let dir = tempfile::tempdir().unwrap();
     let Some(program) = build_c(&sup, dir.path()).await else { return };
-    let socket = dir.path().join("dap.sock");
+    let socket = execkit_dap::socket_dir::SocketPath::new("test").unwrap();
     let make = |path: &std::path::Path| {
         let listen = format!("UNIX-LISTEN:{}", path.display());
         let exec = format!("EXEC:{}", lldb.display());
         command("lldb-dap", &socat, &[&listen, &exec], dir.path())
     };
     let (conn, process) =
-        transport::spawn_unix(&sup, make, socket, deadline(20)).await.expect("connect");
+        transport::spawn_unix(&sup, make, socket.path().to_path_buf(), deadline(20))
+            .await
+            .expect("connect");
     let (client, reverse) = Client::start(conn, Some(process), ClientOptions::new("lldb-dap"));
     serve_reverse_requests(reverse);
     let outcome = handshake::start(&client, &lldb_launch_config(&program, dir.path()))
         .await
         .expect("handshake");
     drive_lldb(&client, outcome).await;
+    let path = socket.path().to_path_buf();
+    drop(socket);
+    assert!(!path.exists(), "the socket is removed on drop");
 }
 
 /// An adapter that exits before it listens: the error names its code and stderr, fast.
