@@ -113,6 +113,17 @@ pub struct Capabilities {
 }
 
 impl Capabilities {
+    /// Copies misspelled flags to their real names (`capability_aliases` of an adapter's
+    /// quirks: lldb-dap 19 sends `supportTerminateDebuggee`). A real name already sent wins.
+    pub fn with_aliases(mut self, aliases: &std::collections::BTreeMap<String, String>) -> Self {
+        for (alias, real) in aliases {
+            if let Some(value) = self.other.get(alias).cloned() {
+                self.other.entry(real.clone()).or_insert(value);
+            }
+        }
+        self
+    }
+
     /// Any boolean capability by its wire name; absent means false.
     pub fn flag(&self, name: &str) -> bool {
         let typed = match name {

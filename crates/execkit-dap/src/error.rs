@@ -27,9 +27,7 @@ pub enum TransportError {
         #[source]
         source: std::io::Error,
     },
-    #[error(
-        "Debug adapter {adapter} exited before it accepted a connection (code {exit}).{stderr}"
-    )]
+    #[error("Debug adapter {adapter} exited before it accepted a connection ({exit}).{stderr}")]
     ExitedBeforeConnect { adapter: String, exit: String, stderr: StderrTail },
     #[error("Debug adapter {adapter} did not accept a connection on {addr} within {ms} ms.")]
     ConnectTimeout { adapter: String, addr: String, ms: u128 },
@@ -43,7 +41,7 @@ pub enum RequestError {
     Failed { command: String, message: String },
     #[error("DAP request {command} returned a body execkit cannot read: {problem}")]
     BadBody { command: String, problem: String },
-    #[error("Debug adapter {adapter} exited (code {exit}) during {command}.{stderr}")]
+    #[error("Debug adapter {adapter} exited ({exit}) during {command}.{stderr}")]
     AdapterExited { adapter: String, exit: String, command: String, stderr: StderrTail },
     #[error("The connection to debug adapter {adapter} closed during {command}.")]
     Closed { adapter: String, command: String },

@@ -60,6 +60,10 @@ pub struct BreakpointPlan {
     pub functions: Vec<FunctionBreakpoint>,
     /// Sent when `Some` (an empty list clears the adapter's defaults).
     pub exception_filters: Option<Vec<String>>,
+    /// `setInstructionBreakpoints` entries, sent when non-empty.
+    pub instructions: Vec<Value>,
+    /// `setDataBreakpoints` entries, sent when non-empty.
+    pub data: Vec<Value>,
 }
 
 #[derive(Debug, Clone)]
@@ -260,6 +264,14 @@ async fn configure(
     if let Some(filters) = &plan.exception_filters {
         let args = json!({"filters": filters});
         other.push(client.send("setExceptionBreakpoints", Some(args)).await?);
+    }
+    if !plan.instructions.is_empty() {
+        let args = json!({"breakpoints": plan.instructions});
+        other.push(client.send("setInstructionBreakpoints", Some(args)).await?);
+    }
+    if !plan.data.is_empty() {
+        let args = json!({"breakpoints": plan.data});
+        other.push(client.send("setDataBreakpoints", Some(args)).await?);
     }
     let mut results = Vec::new();
     for (path, pending) in file_requests {

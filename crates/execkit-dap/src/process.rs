@@ -107,12 +107,14 @@ impl AdapterProcess {
         self.tree.kill(grace).await
     }
 
-    /// `code N`, `signal SIGABRT` or `unknown` for messages.
+    /// `code 3`, `signal SIGABRT` or `status unknown`, for messages.
     pub fn exit_text(status: Option<ExitStatus>) -> String {
         match status {
-            Some(ExitStatus { code: Some(code), .. }) => code.to_string(),
-            Some(ExitStatus { signal: Some(sig), .. }) => execkit_process::signal_name(sig),
-            _ => "unknown".to_string(),
+            Some(ExitStatus { code: Some(code), .. }) => format!("code {code}"),
+            Some(ExitStatus { signal: Some(sig), .. }) => {
+                format!("signal {}", execkit_process::signal_name(sig))
+            }
+            _ => "status unknown".to_string(),
         }
     }
 }
@@ -157,6 +159,15 @@ impl TailRing {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn exit_text_names_code_or_signal() {
+        let code = ExitStatus { code: Some(3), signal: None };
+        let signal = ExitStatus { code: None, signal: Some(libc::SIGABRT) };
+        assert_eq!(AdapterProcess::exit_text(Some(code)), "code 3");
+        assert_eq!(AdapterProcess::exit_text(Some(signal)), "signal SIGABRT");
+        assert_eq!(AdapterProcess::exit_text(None), "status unknown");
+    }
 
     #[test]
     fn ring_keeps_the_tail() {

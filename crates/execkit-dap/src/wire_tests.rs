@@ -122,3 +122,14 @@ fn response_reads_the_snake_case_request_seq() {
     let text = String::from_utf8(encode(&Message::Response(response))).unwrap();
     assert!(text.contains("\"request_seq\":2"), "{text}");
 }
+
+#[test]
+fn capability_aliases_fill_the_real_name() {
+    let caps: Capabilities =
+        serde_json::from_value(json!({"supportTerminateDebuggee": true})).unwrap();
+    let aliases =
+        [("supportTerminateDebuggee".to_string(), "supportsTerminateDebuggee".to_string())]
+            .into_iter()
+            .collect();
+    assert!(caps.with_aliases(&aliases).flag("supportsTerminateDebuggee"));
+}

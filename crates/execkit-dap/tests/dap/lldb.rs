@@ -84,5 +84,10 @@ async fn lldb_dap_full_session() {
     if lldb.to_string_lossy().contains("19") {
         assert!(order.launch_response < order.initialized.unwrap(), "{order:?}");
     }
+    // lldb-dap 19 misspells supportsTerminateDebuggee; its definition's alias fixes it.
+    let lldb_def = defs.iter().find(|d| d.name == "lldb-dap").unwrap();
+    assert!(!outcome.capabilities.flag("supportsTerminateDebuggee"));
+    let caps = outcome.capabilities.clone().with_aliases(&lldb_def.quirks.capability_aliases);
+    assert!(caps.flag("supportsTerminateDebuggee"));
     drive_lldb(&client, outcome).await;
 }
