@@ -24,6 +24,7 @@ pub mod framing;
 pub mod handshake;
 mod owner;
 pub mod process;
+pub mod resolve;
 pub mod reverse;
 pub mod socket_dir;
 mod trace;

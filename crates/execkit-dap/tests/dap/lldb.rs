@@ -71,6 +71,9 @@ async fn lldb_dap_full_session() {
     let (defs, _) = execkit_dap::adapters::builtin();
     let found = execkit_dap::detect::candidates(&defs, &program, dir.path()).unwrap();
     assert_eq!(found[0].def.name, "lldb-dap", "a C ELF binary picks lldb-dap");
+    let path: Vec<_> = std::env::split_paths(&std::env::var_os("PATH").unwrap()).collect();
+    let resolved = execkit_dap::resolve::resolve_command(found[0].def, &path);
+    assert!(resolved.is_some(), "the lldb-dap definition resolves on this machine");
     let cmd = command("lldb-dap", &lldb, &[], dir.path());
     let (conn, process) = transport::spawn_stdio(&sup, &cmd).await.expect("start lldb-dap");
     let (client, reverse) = Client::start(conn, Some(process), ClientOptions::new("lldb-dap"));

@@ -84,3 +84,24 @@ async fn tcp_adapter_that_never_listens_times_out_and_is_killed() {
         err.to_string().starts_with("Debug adapter deaf did not accept a connection on 127.0.0.1:")
     );
 }
+
+/// An adapter whose wrapper prints a banner before the first frame: one resync, and the
+/// session works.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lldb_dap_behind_a_banner_resyncs_once() {
+    let Some(lldb) = find_program(LLDB_DAP) else { return };
+    let Some(sh) = find_program(&["sh"]) else { return };
+    let sup = supervisor();
+    let dir = tempfile::tempdir().unwrap();
+    let Some(program) = build_c(&sup, dir.path()).await else { return };
+    let script = format!("printf 'garbage\\n'; exec {}", lldb.display());
+    let cmd = command("lldb-dap", &sh, &["-c", &script], dir.path());
+    let (conn, process) = transport::spawn_stdio(&sup, &cmd).await.expect("start");
+    let (client, reverse) = Client::start(conn, Some(process), ClientOptions::new("lldb-dap"));
+    serve_reverse_requests(reverse);
+    let outcome = handshake::start(&client, &lldb_launch_config(&program, dir.path()))
+        .await
+        .expect("handshake");
+    assert_eq!(client.stats().resyncs, 1);
+    drive_lldb(&client, outcome).await;
+}
