@@ -317,13 +317,4 @@ impl PendingRequest {
             }
         }
     }
-
-    /// The answer if it has arrived, without waiting.
-    pub fn try_answer(&mut self) -> Option<Result<Answer, ()>> {
-        match self.reply.try_recv() {
-            Ok(answer) => Some(Ok(answer)),
-            Err(oneshot::error::TryRecvError::Empty) => None,
-            Err(oneshot::error::TryRecvError::Closed) => Some(Err(())),
-        }
-    }
 }

@@ -338,3 +338,36 @@ async fn no_initialized_and_no_launch_answer_fails_at_the_deadline() {
         err.to_string().starts_with("Debug adapter fake sent no \"initialized\" event within ")
     );
 }
+
+/// A peer that never reads: the write queue fills and the connection ends with a clear error
+/// instead of blocking the reader or the caller.
+#[tokio::test]
+async fn adapter_that_stops_reading_ends_the_connection() {
+    let (ours, theirs) = tokio::io::duplex(1024);
+    let (r, w) = tokio::io::split(ours);
+    let (client, _rev) = Client::start(Connection::new(r, w), None, ClientOptions::new("stuck"));
+    let big = json!({"expression": "x".repeat(4096)});
+    let mut failure = None;
+    for _ in 0..1000 {
+        match client.send("evaluate", Some(big.clone())).await {
+            Ok(pending) => {
+                let until = tokio::time::Instant::now() + Duration::from_millis(1);
+                if let Err(err @ RequestError::StoppedReading { .. }) = pending.wait(until).await {
+                    failure = Some(err);
+                    break;
+                }
+            }
+            Err(err) => {
+                failure = Some(err);
+                break;
+            }
+        }
+    }
+    let err = failure.expect("the connection gave up on the stuck peer");
+    assert_eq!(
+        err.to_string(),
+        "Debug adapter stuck stopped reading requests; the session was ended."
+    );
+    assert!(client.is_closed());
+    drop(theirs);
+}
