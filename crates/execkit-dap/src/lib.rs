@@ -22,6 +22,7 @@ pub mod error;
 pub mod events;
 pub mod framing;
 pub mod handshake;
+pub mod launch;
 mod owner;
 pub mod process;
 pub mod resolve;

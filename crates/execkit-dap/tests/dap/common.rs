@@ -41,12 +41,16 @@ pub fn find_program(names: &[&str]) -> Option<PathBuf> {
             return Some(found);
         }
     }
-    let reason = format!("none of {names:?} is installed");
+    skip(&format!("none of {names:?} is installed"));
+    None
+}
+
+/// Prints why a test does not run; fails instead under `EXECKIT_DAP_REQUIRE_ADAPTERS=1`.
+pub fn skip(reason: &str) {
     if std::env::var_os("EXECKIT_DAP_REQUIRE_ADAPTERS").is_some_and(|v| v == "1") {
         panic!("{reason}");
     }
     eprintln!("SKIP: {reason}");
-    None
 }
 
 pub fn command(name: &str, program: &Path, args: &[&str], cwd: &Path) -> AdapterCommand {

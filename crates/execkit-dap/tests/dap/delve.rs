@@ -7,7 +7,7 @@ use serde_json::json;
 
 use crate::common::*;
 
-const CALC_GO: &str = "\
+pub const CALC_GO: &str = "\
 package main
 
 import \"fmt\"

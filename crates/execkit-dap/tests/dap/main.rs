@@ -5,6 +5,7 @@
 // Test helpers outside #[test] functions panic on purpose and print skip reasons.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
+mod autodetect;
 mod common;
 mod debugpy;
 mod delve;
