@@ -110,13 +110,25 @@ fn is_native_magic(head: &[u8]) -> bool {
     MAGICS.iter().any(|magic| head.starts_with(magic))
 }
 
+/// Scans in 1 MiB chunks, keeping the last few bytes of each so a marker split across two
+/// chunks is still found, without holding the binary in memory.
 fn has_go_buildinfo(program: &Path) -> bool {
     let Ok(file) = std::fs::File::open(program) else { return false };
-    let mut bytes = Vec::new();
-    if file.take(GO_SCAN_BYTES).read_to_end(&mut bytes).is_err() {
-        return false;
+    let mut file = file.take(GO_SCAN_BYTES);
+    let keep = GO_BUILDINFO.len() - 1;
+    let mut window = Vec::with_capacity(1 << 20);
+    let mut chunk = vec![0u8; 1 << 20];
+    loop {
+        let n = match file.read(&mut chunk) {
+            Ok(0) | Err(_) => return false,
+            Ok(n) => n,
+        };
+        window.extend_from_slice(&chunk[..n]);
+        if window.windows(GO_BUILDINFO.len()).any(|w| w == GO_BUILDINFO) {
+            return true;
+        }
+        window.drain(..window.len().saturating_sub(keep));
     }
-    bytes.windows(GO_BUILDINFO.len()).any(|w| w == GO_BUILDINFO)
 }
 
 /// The ranked candidates for `program` (absolute) among `defs`.

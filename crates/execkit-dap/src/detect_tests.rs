@@ -94,6 +94,17 @@ fn go_build_info_puts_dlv_first_in_exec_mode() {
 }
 
 #[test]
+fn go_marker_split_across_scan_chunks_is_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big");
+    let mut bytes = b"\x7fELF".to_vec();
+    bytes.resize((1 << 20) - 5, 0);
+    bytes.extend(GO_BUILDINFO);
+    std::fs::write(&path, &bytes).unwrap();
+    assert!(has_go_buildinfo(&path));
+}
+
+#[test]
 fn directories_need_a_package_adapter_with_its_marker() {
     let dir = tempfile::tempdir().unwrap();
     let err = detect(dir.path(), dir.path()).unwrap_err();
