@@ -1,9 +1,9 @@
 // Lint configuration for prelude.js (style.md §7): core ESLint rules only, no plugins, so
-// `npx eslint@9 -c prelude/eslint.config.mjs prelude/prelude.js` needs nothing installed.
+// `cd prelude && npx eslint@9 -c eslint.config.mjs prelude.js` needs only ESLint itself.
 // The prelude is a classic script evaluated by boa_engine, not a Node module.
 export default [
   {
-    files: ["prelude.js", "prelude/prelude.js"],
+    files: ["prelude.js"],
     languageOptions: {
       ecmaVersion: 2024,
       sourceType: "script",

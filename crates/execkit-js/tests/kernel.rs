@@ -270,6 +270,15 @@ fn ten_megabytes_of_console_log_arrive_whole_in_bounded_frames() {
 }
 
 #[test]
+fn lone_surrogates_never_reach_the_wire() {
+    let dir = tmp();
+    let mut k = Kernel::start(dir.path());
+    let cell = k.run("console.log('a\\ud800b'); '\\udc00'");
+    assert_eq!(cell.stdout(), "a\u{fffd}b\n");
+    assert_eq!(cell.json(), Some(json!("\u{fffd}")));
+}
+
+#[test]
 fn console_streams_and_inspector() {
     let dir = tmp();
     let mut k = Kernel::start(dir.path());
@@ -472,4 +481,50 @@ fn junk_commands_are_ignored() {
     k.send(&json!({"type": "interrupt", "id": 99}));
     k.send(&json!({"type": "tool_result", "call_id": 99, "result": {}}));
     assert_eq!(k.run("'fine'").json(), Some(json!("fine")));
+}
+
+#[test]
+fn a_busy_cell_ignores_interrupt_and_a_fresh_kernel_restores_its_snapshot() {
+    let dir = tmp();
+    let snap = dir.path().join("busy.json");
+    let mut k = Kernel::start(dir.path());
+    k.run("let total = 3\nfunction s() { for (let i = 0; i < 1e6; i++) {} return total }")
+        .assert_ok();
+    k.send(&json!({"type": "snapshot", "id": 1, "path": snap.to_str().unwrap()}));
+    assert_eq!(k.next_frame(QUICK).unwrap()["saved"], json!(["s", "total"]));
+    // B16: each call's loop stays under the per-frame limit, so only a kill stops this cell.
+    let id = k.start_cell("for (;;) s()", 2000);
+    assert_eq!(k.next_frame(QUICK).unwrap()["type"], "started");
+    std::thread::sleep(Duration::from_millis(200));
+    k.send(&json!({"type": "interrupt", "id": id}));
+    assert!(
+        k.next_frame(Duration::from_millis(500)).is_none(),
+        "a busy cell cannot answer an interrupt"
+    );
+    drop(k);
+    let mut fresh = Kernel::start(dir.path());
+    fresh.send(&json!({"type": "restore", "id": 1, "path": snap.to_str().unwrap()}));
+    let restored = fresh.next_frame(QUICK).unwrap();
+    assert_eq!(restored["restored"], json!(["s", "total"]));
+    assert_eq!(fresh.run("s() + total").json(), Some(json!(6)));
+}
+
+#[test]
+fn restore_names_what_failed() {
+    let dir = tmp();
+    let snap = dir.path().join("bad.json");
+    std::fs::write(&snap, r#"{"entries": [{"name": "ok", "value": 1}, {"name": "broken", "source": "function ("}, {"name": "odd", "value": {"t": "NoSuchArray", "v": []}}]}"#).unwrap();
+    let mut k = Kernel::start(dir.path());
+    k.send(&json!({"type": "restore", "id": 4, "path": snap.to_str().unwrap()}));
+    let done = k.next_frame(QUICK).unwrap();
+    assert_eq!(done["restored"], json!(["ok"]));
+    let failed: Vec<&str> =
+        done["failed"].as_array().unwrap().iter().map(|f| f["name"].as_str().unwrap()).collect();
+    assert_eq!(failed, ["broken", "odd"]);
+    k.send(&json!({"type": "restore", "id": 5, "path": dir.path().join("missing.json").to_str().unwrap()}));
+    let missing = k.next_frame(QUICK).unwrap();
+    assert!(
+        missing["failed"][0]["reason"].as_str().unwrap().starts_with("cannot read the snapshot")
+    );
+    assert_eq!(k.run("ok").json(), Some(json!(1)));
 }
