@@ -478,7 +478,15 @@ impl Cx<'_> {
                 Stmt::Other { .. } => {}
             }
         }
-        let mut publish = String::from("(async () => { let __ek_d; ");
+        // A leading "use strict" directive must stay first in the wrapper to keep its meaning.
+        let strict = self.toks.first().is_some_and(|t| {
+            t.kind == Kind::Str && matches!(t.text(self.src), "'use strict'" | "\"use strict\"")
+        });
+        let mut publish = String::from("(async () => { ");
+        if strict {
+            publish.push_str("\"use strict\"; ");
+        }
+        publish.push_str("let __ek_d; ");
         for f in &names.functions {
             publish.push_str(&format!("globalThis.{f} = {f}; "));
         }
@@ -655,6 +663,15 @@ mod tests {
     }
 
     #[test]
+    fn use_strict_stays_in_force_in_async_cells() {
+        let (_, body, _) = asyn("'use strict'\nawait 1");
+        assert!(
+            body.starts_with("(async () => { \"use strict\"; let __ek_d; 'use strict'\n"),
+            "{body}"
+        );
+    }
+
+    #[test]
     fn line_count_is_preserved() {
         let src = "import {\n  a,\n  b\n} from './m.js'\nconst x = await a\nx";
         let (_, body, _) = asyn(src);
@@ -664,5 +681,58 @@ mod tests {
     #[test]
     fn unsure_cells_are_not_planned() {
         assert_eq!(plan("let a = `x${"), None);
+    }
+
+    /// Pieces of JavaScript, some with line breaks inside literals or comments.
+    fn piece() -> impl proptest::strategy::Strategy<Value = &'static str> {
+        proptest::sample::select(vec![
+            "let a = 1",
+            "const {b, c: [d]} = e",
+            "class K {}",
+            "function f() { return 1 }",
+            "x = 2",
+            "await g()",
+            "`t\n${a}\n`",
+            "'s'",
+            "/* c\n */",
+            "// c",
+            "if (a) { b() }",
+            "f(\n1,\n2)",
+            ";",
+            "\n",
+            "o = {k: [1, 2]}",
+            "import {m} from './m.js'",
+            "return a",
+            "y++",
+            "a / b",
+        ])
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn rewrites_keep_the_line_count(pieces in proptest::collection::vec(piece(), 0..12)) {
+            let src = pieces.join("\n");
+            let lines = src.matches('\n').count();
+            match plan(&src) {
+                Some(Plan::Sync { code, .. }) => proptest::prop_assert_eq!(code.matches('\n').count(), lines),
+                Some(Plan::Async { body, plain_body, declare, .. }) => {
+                    proptest::prop_assert!(!declare.contains('\n'));
+                    proptest::prop_assert_eq!(body.matches('\n').count(), lines + 1);
+                    proptest::prop_assert_eq!(plain_body.matches('\n').count(), lines + 1);
+                }
+                None => {}
+            }
+        }
+
+        #[test]
+        fn code_without_declarations_is_unchanged(pieces in proptest::collection::vec(
+            proptest::sample::select(vec!["x = 2", "f(\n1)", "'s'", "// c", "if (a) { let q = 1 }", "a / b", ";", "\n"]),
+            0..12,
+        )) {
+            let src = pieces.join("\n");
+            if let Some(Plan::Sync { code, .. }) = plan(&src) {
+                proptest::prop_assert_eq!(code, src);
+            }
+        }
     }
 }

@@ -125,6 +125,19 @@ fn top_level_await_with_timers() {
 }
 
 #[test]
+fn a_throwing_timer_fails_the_cell_and_strict_mode_is_kept() {
+    let dir = tmp();
+    let mut k = Kernel::start(dir.path());
+    let cell =
+        k.run("await new Promise(r => setTimeout(() => { throw new RangeError('in timer') }, 1))");
+    assert_eq!(cell.ename(), "RangeError");
+    assert_eq!(cell.error().unwrap()["evalue"], "in timer");
+    let strict = k.run("'use strict'\nawait null\nundeclaredName = 1");
+    assert_eq!(strict.ename(), "ReferenceError");
+    k.run("sloppyName = 1; await null; sloppyName").assert_ok();
+}
+
+#[test]
 fn pending_timers_are_cancelled_when_the_cell_ends() {
     let dir = tmp();
     let mut k = Kernel::start(dir.path());
