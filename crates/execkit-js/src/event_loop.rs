@@ -106,7 +106,8 @@ pub fn drive(
     }
 }
 
-/// Takes commands that arrived without blocking; used between jobs of a busy cell too.
+/// Acts on a command that arrived while the cell waits: tool replies and this cell's
+/// interrupt now, anything else after the cell.
 fn handle_command(context: &mut Context, cmd: Command, inbox: &mut Inbox<'_>) -> Result<(), Stop> {
     match cmd {
         Command::ToolResult { call_id, result, error } => {

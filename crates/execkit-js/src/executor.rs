@@ -154,7 +154,7 @@ impl Executor {
 pub struct QueueingExecutor;
 
 impl JobExecutor for QueueingExecutor {
-    fn enqueue_job(self: Rc<Self>, job: Job, context: &mut Context) {
+    fn enqueue_job(self: Rc<Self>, job: Job, _context: &mut Context) {
         let ex = executor();
         match job {
             Job::PromiseJob(p) => ex.promise_jobs.borrow_mut().push_back(p),
@@ -168,7 +168,6 @@ impl JobExecutor for QueueingExecutor {
             // anything a cell can reach without a host API; they are dropped.
             _ => {}
         }
-        let _ = context;
     }
 
     fn run_jobs(self: Rc<Self>, context: &mut Context) -> JsResult<()> {

@@ -35,6 +35,10 @@ pub fn run_kernel() -> i32 {
         }
     };
     limit_memory();
+    // The host interrupts a JS cell with the `interrupt` frame, never with a signal; a stray
+    // SIGINT to the process group must not kill the kernel and its state.
+    // SAFETY: setting a signal disposition to SIG_IGN has no preconditions.
+    unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
     wire::install_events(fds.events);
     // A panic anywhere is a kernel crash: abort so the host sees a signal, never a hang.
     std::panic::set_hook(Box::new(|info| {

@@ -486,6 +486,16 @@ fn the_memory_limit_kills_the_kernel() {
 }
 
 #[test]
+fn sigint_does_not_kill_the_kernel() {
+    let dir = tmp();
+    let mut k = Kernel::start(dir.path());
+    k.run("let alive = 'yes'").assert_ok();
+    // SAFETY: kill(2) on the kernel's own pid; no memory is involved.
+    assert_eq!(unsafe { libc::kill(k.child.id() as i32, libc::SIGINT) }, 0);
+    assert_eq!(k.run("alive").json(), Some(json!("yes")));
+}
+
+#[test]
 fn junk_commands_are_ignored() {
     let dir = tmp();
     let mut k = Kernel::start(dir.path());
