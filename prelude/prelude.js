@@ -380,24 +380,44 @@
     return o;
   }
 
+  // Names added since the prelude. Property order is insertion order, so only the first
+  // `baseline.size` names can be built-ins: the rest are not checked one by one (a Set lookup
+  // per name would cost seconds with a million globals).
   function userNames() {
-    return Object.getOwnPropertyNames(globalThis).filter((n) => !baseline.has(n) && n !== "__ek_d");
+    const all = Object.getOwnPropertyNames(globalThis);
+    const head = all.slice(0, baseline.size).filter((n) => !baseline.has(n));
+    return head.concat(all.slice(baseline.size));
   }
 
-  // Returns {entries: [{name, source} | {name, value}], skipped: [{name, reason}]} as JSON.
-  function snapshot(budgetMs, perValue, total) {
-    const start = Date.now();
+  // Returns {entries: [{name, source} | {name, value}], skipped: [{name, reason}], more, moreReason}
+  // as JSON. `skipped` lists at most `listed` names; `more` counts the rest, so a million
+  // globals past the budget cost a count, not a million-entry list.
+  function snapshot(budgetMs, perValue, total, listed) {
     const entries = [];
     const skipped = [];
+    let unlisted = 0;
+    let moreReason = "";
+    const skip = (name, reason) => {
+      if (skipped.length < listed) skipped.push({ name, reason });
+      else { unlisted += 1; moreReason = reason; }
+    };
     let used = 0;
     const names = userNames();
-    const nameSet = new Set(names);
-    const sources = [...declared.keys()].filter((n) => isDeclared(n) && nameSet.has(n));
-    const ordered = [...sources, ...names.filter((n) => !isDeclared(n))];
-    for (const name of ordered) {
+    const own = (n) => Object.prototype.hasOwnProperty.call(globalThis, n);
+    const sources = [...declared.keys()].filter((n) => isDeclared(n) && own(n));
+    const count = sources.length + names.length;
+    const nameAt = (k) => (k < sources.length ? sources[k] : names[k - sources.length]);
+    // The time budget is for encoding; listing the names is needed whatever it costs.
+    const start = Date.now();
+    for (let k = 0; k < count; k++) {
+      const name = nameAt(k);
+      if (k >= sources.length && isDeclared(name)) continue;
       if (Date.now() - start > budgetMs) {
-        skipped.push({ name, reason: "snapshot budget" });
-        continue;
+        for (; k < count && skipped.length < listed; k++) {
+          if (k < sources.length || !isDeclared(nameAt(k))) skip(nameAt(k), "snapshot budget");
+        }
+        if (k < count) { unlisted += count - k; moreReason = "snapshot budget"; }
+        break;
       }
       let entry;
       try {
@@ -405,18 +425,18 @@
           ? { name, source: declared.get(name).source }
           : { name, value: encode(globalThis[name], new Set()) };
       } catch (problem) {
-        skipped.push({ name, reason: problem instanceof Skip ? problem.reason : `cannot be encoded: ${problem}` });
+        skip(name, problem instanceof Skip ? problem.reason : `cannot be encoded: ${problem}`);
         continue;
       }
       const size = JSON.stringify(entry, wellReplacer).length;
       if (size > perValue || used + size > total) {
-        skipped.push({ name, reason: size > perValue ? "snapshot budget (value over 1 MiB)" : "snapshot budget" });
+        skip(name, size > perValue ? "snapshot budget (value over 1 MiB)" : "snapshot budget");
         continue;
       }
       used += size;
       entries.push(entry);
     }
-    return JSON.stringify({ entries, skipped }, wellReplacer);
+    return JSON.stringify({ entries, skipped, more: unlisted, moreReason }, wellReplacer);
   }
 
   // Replays sources first (in declaration order), then values; returns {restored, failed}.

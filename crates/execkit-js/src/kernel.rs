@@ -5,7 +5,7 @@ use crate::cell::{CellOutcome, ErrorInfo};
 use crate::event_loop::cancel_tool_calls;
 use crate::executor::{CellInfo, KernelHooks, QueueingExecutor, executor};
 use crate::modules::FileLoader;
-use crate::wire::{Command, PROTOCOL, emit, emit_stream};
+use crate::wire::{Command, PROTOCOL, emit, emit_all, emit_stream};
 use boa_engine::{Context, JsObject, JsResult, JsString, JsValue, Script, Source};
 use serde_json::{Value, json};
 use std::collections::VecDeque;
@@ -137,13 +137,14 @@ impl Kernel {
         ex.async_jobs.borrow_mut().clear();
         ex.generic_jobs.borrow_mut().clear();
         ex.rejections.borrow_mut().clear();
+        let mut last = Vec::new();
         let status = match outcome {
             CellOutcome::Value(value) => {
-                self.send_result(id, value);
+                last.extend(self.result_frame(id, value));
                 "ok"
             }
             CellOutcome::Error(info) => {
-                emit(&info.frame(id));
+                last.push(info.frame(id));
                 "error"
             }
             CellOutcome::Interrupted => {
@@ -152,20 +153,22 @@ impl Kernel {
                     evalue: "the cell was interrupted while waiting".into(),
                     traceback: vec!["Interrupted: the cell was interrupted while waiting".into()],
                 };
-                emit(&info.frame(id));
+                last.push(info.frame(id));
                 "interrupted"
             }
         };
         *ex.cell.borrow_mut() = None;
-        emit(&json!({"type": "done", "id": id, "status": status, "execution_count": n}));
+        last.push(json!({"type": "done", "id": id, "status": status, "execution_count": n}));
+        emit_all(&last);
     }
 
-    fn send_result(&mut self, id: u64, value: Option<JsValue>) {
-        let Some(value) = value.filter(|v| !v.is_undefined()) else { return };
+    fn result_frame(&mut self, id: u64, value: Option<JsValue>) -> Option<Value> {
+        let value = value.filter(|v| !v.is_undefined())?;
         match self.hook_json("bundle", &[value]) {
-            Ok(data) => emit(&json!({"type": "result", "id": id, "data": data})),
+            Ok(data) => Some(json!({"type": "result", "id": id, "data": data})),
             Err(e) => {
-                emit_stream(id, "stderr", &format!("[the result could not be rendered: {e}]\n"))
+                emit_stream(id, "stderr", &format!("[the result could not be rendered: {e}]\n"));
+                None
             }
         }
     }

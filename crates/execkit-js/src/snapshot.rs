@@ -16,11 +16,11 @@ const MAX_VALUE: u32 = 1 << 20;
 const MAX_TOTAL: u32 = 16 << 20;
 /// `skipped` lists at most this many names, then one `+<k> more` entry, so the frame stays
 /// far below the 16 MiB line limit even with a million globals.
-const MAX_LISTED: usize = 1000;
+const MAX_LISTED: u32 = 1000;
 
 impl Kernel {
     pub(crate) fn snapshot(&mut self, id: u64, path: &Path) {
-        let args = [BUDGET_MS, MAX_VALUE, MAX_TOTAL].map(JsValue::from);
+        let args = [BUDGET_MS, MAX_VALUE, MAX_TOTAL, MAX_LISTED].map(JsValue::from);
         let encoded = match self.hook_json("snapshot", &args) {
             Ok(v) => v,
             Err(e) => {
@@ -38,13 +38,10 @@ impl Kernel {
             .unwrap_or_default();
         let mut skipped: Vec<Value> =
             encoded.get("skipped").and_then(Value::as_array).cloned().unwrap_or_default();
-        if skipped.len() > MAX_LISTED {
-            let more = skipped.len() - MAX_LISTED;
-            let reason = skipped[MAX_LISTED]
-                .get("reason")
-                .cloned()
-                .unwrap_or_else(|| json!("snapshot budget"));
-            skipped.truncate(MAX_LISTED);
+        let more = encoded.get("more").and_then(Value::as_u64).unwrap_or(0);
+        if more > 0 {
+            let reason =
+                encoded.get("moreReason").cloned().unwrap_or_else(|| json!("snapshot budget"));
             skipped.push(json!({"name": format!("+{more} more"), "reason": reason}));
         }
         let file = json!({"format": "execkit-js-snapshot", "version": 1, "entries": entries});

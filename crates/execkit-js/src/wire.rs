@@ -56,11 +56,21 @@ pub fn install_events(fd: RawFd) {
 
 /// Writes one frame as a line. A closed event pipe means the host is gone: exit at once.
 pub fn emit(frame: &Value) {
-    let mut line = serde_json::to_vec(frame).unwrap_or_else(|_| b"{}".to_vec());
-    line.push(b'\n');
+    emit_all(std::slice::from_ref(frame));
+}
+
+/// Writes frames in one write, so a trivial cell's `result` and `done` cost one syscall.
+pub fn emit_all(frames: &[Value]) {
+    let mut lines = Vec::new();
+    for frame in frames {
+        match serde_json::to_writer(&mut lines, frame) {
+            Ok(()) => lines.push(b'\n'),
+            Err(_) => lines.extend_from_slice(b"{}\n"),
+        }
+    }
     let Ok(mut slot) = EVENTS.lock() else { return };
     if let Some(file) = slot.as_mut()
-        && file.write_all(&line).is_err()
+        && file.write_all(&lines).is_err()
     {
         exit_now(0);
     }
