@@ -33,6 +33,8 @@ pub struct Kernel {
     pub(crate) hooks: JsObject,
     pub(crate) loader: Rc<FileLoader>,
     count: u64,
+    /// The tool list last given to the prelude (it rarely changes between cells).
+    tools: Vec<String>,
     pub(crate) last_snapshot: Option<(String, u64)>,
 }
 
@@ -59,6 +61,7 @@ impl Kernel {
             hooks,
             loader,
             count: 0,
+            tools: Vec::new(),
             last_snapshot: None,
         })
     }
@@ -114,9 +117,13 @@ impl Kernel {
         let deadline = Instant::now() + Duration::from_millis(timeout_ms);
         *executor().cell.borrow_mut() = Some(CellInfo { id, deadline: Some(deadline) });
         self.loader.refresh();
-        let names: Vec<JsValue> = tools.iter().map(|t| JsString::from(t.as_str()).into()).collect();
-        let list = boa_engine::object::builtins::JsArray::from_iter(names, &mut self.context);
-        let _ = self.hook("setTools", &[list.into()]);
+        if self.tools != tools {
+            self.tools = tools.to_vec();
+            let names: Vec<JsValue> =
+                tools.iter().map(|t| JsString::from(t.as_str()).into()).collect();
+            let list = boa_engine::object::builtins::JsArray::from_iter(names, &mut self.context);
+            let _ = self.hook("setTools", &[list.into()]);
+        }
         let outcome = self.run_cell(id, code, n);
         self.finish_cell(id, n, outcome);
     }
@@ -164,6 +171,9 @@ impl Kernel {
 
     fn result_frame(&mut self, id: u64, value: Option<JsValue>) -> Option<Value> {
         let value = value.filter(|v| !v.is_undefined())?;
+        if let Some(data) = self.primitive_bundle(&value) {
+            return Some(json!({"type": "result", "id": id, "data": data}));
+        }
         match self.hook_json("bundle", &[value]) {
             Ok(data) => Some(json!({"type": "result", "id": id, "data": data})),
             Err(e) => {
@@ -171,6 +181,27 @@ impl Kernel {
                 None
             }
         }
+    }
+}
+
+impl Kernel {
+    /// The JS6 bundle of a string, boolean, null or finite number, without calling into the
+    /// prelude (the common case of a warm trivial cell). Other values return `None`.
+    fn primitive_bundle(&mut self, value: &JsValue) -> Option<Value> {
+        if let Some(s) = value.as_string() {
+            let text = s.to_std_string_lossy();
+            return Some(json!({"application/json": text, "text/plain": text}));
+        }
+        let finite_number =
+            value.as_number().is_some_and(|n| n.is_finite() && !(n == 0.0 && n.is_sign_negative()));
+        if !(finite_number || value.as_boolean().is_some() || value.is_null()) {
+            return None;
+        }
+        // JSON.stringify writes a number as its JS string, so parsing that text gives exactly
+        // what the prelude's bundle would.
+        let text = value.to_string(&mut self.context).ok()?.to_std_string_lossy();
+        let json: Value = serde_json::from_str(&text).ok()?;
+        Some(json!({"application/json": json, "text/plain": text}))
     }
 }
 

@@ -299,6 +299,20 @@ fn console_streams_and_inspector() {
     assert_eq!(cell.stdout(), "a 1 { b: [1, \"two\"] } null\n");
     assert_eq!(cell.stderr(), "oops\nMap(1) { 1 => 2 }\n");
     assert_eq!(k.run("10n").text().as_deref(), Some("10n"));
+    let float = k.run("0.1 + 0.2");
+    assert_eq!(float.text().as_deref(), Some("0.30000000000000004"));
+    assert_eq!(float.json(), Some(json!(0.30000000000000004)));
+    assert_eq!(k.run("'abc'").text().as_deref(), Some("abc"));
+    assert_eq!(k.run("'abc'").json(), Some(json!("abc")));
+    assert_eq!(
+        k.run("[true, null, 2 ** 60]").json(),
+        k.run("[true, null, 2 ** 60].map(x => x)").json()
+    );
+    assert_eq!(k.run("2 ** 60").json(), Some(json!(1152921504606847000u64)));
+    assert_eq!(k.run("1e21").text().as_deref(), Some("1e+21"));
+    assert_eq!(k.run("-0").text().as_deref(), Some("-0"));
+    assert_eq!(k.run("NaN").text().as_deref(), Some("NaN"));
+    assert!(k.run("NaN").json().is_none());
     assert_eq!(
         k.run("const o = {}; o.self = o; o").text().as_deref(),
         Some("{ self: [Circular] }")
