@@ -111,12 +111,19 @@
 
   const wellReplacer = (_key, v) => (typeof v === "string" ? well(v) : v);
 
+  // A frame line may not exceed 16 MiB (E29): text is cut like Python's repr, and a JSON
+  // value too large to be worth inlining is left out.
+  const MAX_TEXT = 65536;
+  const MAX_JSON = 8 * 1024 * 1024;
+  const cut = (t) => (t.length > MAX_TEXT ? `${t.slice(0, MAX_TEXT)}… [${t.length - MAX_TEXT} more characters]` : t);
+
   function bundle(value) {
-    const data = { "text/plain": well(inspect(value)) };
+    const text = cut(well(inspect(value)));
     if (isPlainJson(value)) {
-      return JSON.stringify({ "application/json": value, "text/plain": data["text/plain"] }, wellReplacer);
+      const json = JSON.stringify(value, wellReplacer);
+      if (json.length <= MAX_JSON) return `{"application/json":${json},"text/plain":${JSON.stringify(text)}}`;
     }
-    return JSON.stringify(data);
+    return JSON.stringify({ "text/plain": text });
   }
 
   // ---- errors (JS14) -------------------------------------------------------------------------

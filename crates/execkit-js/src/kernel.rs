@@ -22,6 +22,8 @@ pub const ENGINE: &str = "boa_engine 0.22";
 pub const RECURSION_LIMIT: usize = 4096;
 /// JS12: loop iterations allowed per second of cell timeout.
 pub const LOOP_ITERATIONS_PER_SECOND: u64 = 20_000_000;
+/// Strings longer than this are rendered (and cut) by the prelude.
+const PRIMITIVE_TEXT_MAX: usize = 65536;
 /// The VM's value stack; large enough that the recursion limit is what deep calls hit.
 const VALUE_STACK_LIMIT: usize = 1 << 22;
 
@@ -189,6 +191,9 @@ impl Kernel {
     /// prelude (the common case of a warm trivial cell). Other values return `None`.
     fn primitive_bundle(&mut self, value: &JsValue) -> Option<Value> {
         if let Some(s) = value.as_string() {
+            if s.len() > PRIMITIVE_TEXT_MAX {
+                return None; // the prelude cuts long text
+            }
             let text = s.to_std_string_lossy();
             return Some(json!({"application/json": text, "text/plain": text}));
         }

@@ -283,6 +283,20 @@ fn ten_megabytes_of_console_log_arrive_whole_in_bounded_frames() {
 }
 
 #[test]
+fn a_huge_result_is_cut_to_fit_a_frame() {
+    let dir = tmp();
+    let mut k = Kernel::start(dir.path());
+    let cell = k.run("'x'.repeat(20 * 1024 * 1024)");
+    cell.assert_ok();
+    let text = cell.text().unwrap();
+    assert!(text.len() < 70_000, "{}", text.len());
+    assert!(text.ends_with("… [20905984 more characters]"), "{}", &text[text.len() - 40..]);
+    assert!(cell.json().is_none());
+    let list = k.run("Array.from({length: 20000}, (_, i) => 'item' + i)");
+    assert_eq!(list.json().unwrap().as_array().unwrap().len(), 20000);
+}
+
+#[test]
 fn lone_surrogates_never_reach_the_wire() {
     let dir = tmp();
     let mut k = Kernel::start(dir.path());
