@@ -396,6 +396,17 @@ fn tool_calls_go_through_the_host() {
 }
 
 #[test]
+fn a_withheld_tool_reply_becomes_a_tool_error() {
+    let dir = tmp();
+    let mut k = Kernel::start(dir.path());
+    let started = std::time::Instant::now();
+    let cell = k.run_with_timeout("await tool.bash({command: 'true'})", 1000);
+    assert_eq!(cell.ename(), "ToolError");
+    assert_eq!(cell.error().unwrap()["evalue"], "tool call bash got no reply");
+    assert!(started.elapsed() >= Duration::from_secs(6), "{:?}", started.elapsed());
+}
+
+#[test]
 fn a_tool_call_that_outlives_its_cell_is_cancelled() {
     let dir = tmp();
     let mut k = Kernel::start(dir.path());
