@@ -1,0 +1,176 @@
+//! The kernel's side of the NDJSON protocol (spec-eval.md E28–E29): the protocol fds, the
+//! frame writer and the command reader thread.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::fd::{FromRawFd, RawFd};
+use std::sync::Mutex;
+use std::sync::mpsc::Sender;
+
+/// The protocol version announced in `ready`.
+pub const PROTOCOL: u32 = 1;
+/// Longest command line the kernel reads; longer lines are dropped.
+const MAX_COMMAND: usize = 16 * 1024 * 1024;
+/// Most text one `stream` frame carries (E29: ≤ 64 KiB).
+pub const STREAM_CHUNK: usize = 60 * 1024;
+
+static EVENTS: Mutex<Option<File>> = Mutex::new(None);
+
+/// The command and event fds, moved to numbers ≥ 100 with close-on-exec.
+#[derive(Debug)]
+pub struct ProtocolFds {
+    pub commands: RawFd,
+    pub events: RawFd,
+}
+
+/// Moves fds 3 and 4 out of the way of anything the kernel opens later.
+pub fn take_protocol_fds() -> Result<ProtocolFds, String> {
+    let commands = move_high(3)?;
+    let events = move_high(4)?;
+    Ok(ProtocolFds { commands, events })
+}
+
+fn move_high(fd: RawFd) -> Result<RawFd, String> {
+    // SAFETY: fcntl and close on a plain fd number have no memory-safety preconditions.
+    let new = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 100) };
+    if new < 0 {
+        return Err(format!(
+            "fd {fd} is not open; execkit-js-kernel is started by execkit with fd 3 = commands and fd 4 = events"
+        ));
+    }
+    // SAFETY: as above; `fd` is no longer used after this.
+    unsafe { libc::close(fd) };
+    Ok(new)
+}
+
+/// Installs the event fd as the destination of [`emit`].
+pub fn install_events(fd: RawFd) {
+    // SAFETY: the fd was just duplicated for this process and is owned by the writer from now.
+    let file = unsafe { File::from_raw_fd(fd) };
+    if let Ok(mut slot) = EVENTS.lock() {
+        *slot = Some(file);
+    }
+}
+
+/// Writes one frame as a line. A closed event pipe means the host is gone: exit at once.
+pub fn emit(frame: &Value) {
+    emit_all(std::slice::from_ref(frame));
+}
+
+/// Writes frames in one write, so a trivial cell's `result` and `done` cost one syscall.
+pub fn emit_all(frames: &[Value]) {
+    let mut lines = Vec::new();
+    for frame in frames {
+        match serde_json::to_writer(&mut lines, frame) {
+            Ok(()) => lines.push(b'\n'),
+            Err(_) => lines.extend_from_slice(b"{}\n"),
+        }
+    }
+    let Ok(mut slot) = EVENTS.lock() else { return };
+    if let Some(file) = slot.as_mut()
+        && file.write_all(&lines).is_err()
+    {
+        exit_now(0);
+    }
+}
+
+/// Sends `text` as `stream` frames of at most [`STREAM_CHUNK`] bytes, split on char boundaries.
+pub fn emit_stream(id: u64, name: &str, text: &str) {
+    let mut rest = text;
+    while !rest.is_empty() {
+        let mut cut = rest.len().min(STREAM_CHUNK);
+        while !rest.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let (chunk, tail) = rest.split_at(cut);
+        emit(&json!({"type": "stream", "id": id, "name": name, "text": chunk}));
+        rest = tail;
+    }
+}
+
+/// Ends the process without unwinding or running destructors (the VM thread may be busy).
+pub fn exit_now(code: i32) -> ! {
+    // SAFETY: _exit has no preconditions; it never returns.
+    unsafe { libc::_exit(code) }
+}
+
+/// Host → kernel frames the kernel acts on.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Command {
+    Execute {
+        id: u64,
+        #[serde(default)]
+        code: String,
+        #[serde(default = "default_timeout")]
+        timeout_ms: u64,
+        #[serde(default)]
+        tools: Vec<String>,
+    },
+    ToolResult {
+        call_id: u64,
+        #[serde(default)]
+        result: Option<Value>,
+        #[serde(default)]
+        error: Option<String>,
+    },
+    Interrupt {
+        id: u64,
+    },
+    Snapshot {
+        id: u64,
+        path: String,
+    },
+    Restore {
+        id: u64,
+        path: String,
+    },
+    Shutdown,
+}
+
+fn default_timeout() -> u64 {
+    30_000
+}
+
+/// Reads commands until EOF. `shutdown` and EOF end the process at once, even mid-cell
+/// (E32); anything else goes to the VM thread. Lines that are not commands are ignored.
+pub fn read_commands(fd: RawFd, to_vm: Sender<Command>) -> ! {
+    // SAFETY: the fd was duplicated for this process and is owned by this reader from now.
+    let file = unsafe { File::from_raw_fd(fd) };
+    let mut reader = BufReader::with_capacity(1 << 16, file);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match reader.by_ref().take(MAX_COMMAND as u64 + 1).read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => exit_now(0),
+            Ok(_) => {}
+        }
+        if line.len() > MAX_COMMAND {
+            skip_rest_of_line(&mut reader);
+            continue;
+        }
+        match serde_json::from_slice::<Command>(&line) {
+            Ok(Command::Shutdown) => exit_now(0),
+            Ok(cmd) => {
+                if to_vm.send(cmd).is_err() {
+                    exit_now(0);
+                }
+            }
+            Err(_) => continue,
+        }
+    }
+}
+
+fn skip_rest_of_line(reader: &mut BufReader<File>) {
+    let mut sink = Vec::new();
+    loop {
+        sink.clear();
+        match reader.by_ref().take(1 << 20).read_until(b'\n', &mut sink) {
+            Ok(0) | Err(_) => exit_now(0),
+            Ok(_) if sink.ends_with(b"\n") => return,
+            Ok(_) => {}
+        }
+    }
+}
