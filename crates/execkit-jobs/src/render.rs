@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use crate::table::{Job, JobState};
+use crate::job::{Job, JobState};
 
 /// `completed, exit 0`, `failed, exit 2`, `failed, SIGKILL`, `timed_out`, `cancelled`, `running`.
 pub(crate) fn outcome_words(job: &Job) -> String {
@@ -83,6 +83,11 @@ pub(crate) fn list_lines(jobs: &[&Job]) -> Vec<String> {
             cells.join("  ").trim_end().to_string()
         })
         .collect()
+}
+
+/// The line for an id the table does not hold (never registered, or past retention).
+pub(crate) fn not_found(id: u64, retention: std::time::Duration) -> String {
+    format!("bg_{id}: not found (finished jobs are kept {} s)", retention.as_secs())
 }
 
 /// The last line of output with text, for wait progress (J13).

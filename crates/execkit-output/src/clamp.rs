@@ -1,7 +1,12 @@
 //! Timeouts and numeric knobs, resolved in one place before anything runs (spec-output O1–O6).
+//!
+//! The knob type and its policy for bad values are `execkit_tool`'s; `Knob` and `KnobError` are
+//! re-exported here only for tool crates that still import them from this path.
 
 use execkit_protocol::ArgError;
 use execkit_protocol::args::describe_value;
+pub use execkit_tool::{Knob, KnobError};
+use execkit_tool::{Lookup, Notes};
 use serde_json::Value;
 
 use crate::notice;
@@ -114,48 +119,6 @@ pub fn clamp_lines(field: &str, lines: u64) -> (u64, Option<String>) {
     }
 }
 
-/// One numeric knob read from the environment (`EXECKIT_<NAME>`).
-#[derive(Debug, Clone, Copy)]
-pub struct Knob {
-    /// Full variable name, e.g. `EXECKIT_KILL_GRACE_MS`.
-    pub name: &'static str,
-    pub default: u64,
-    pub min: u64,
-    pub max: u64,
-}
-
-/// A knob value of the wrong type: fails Toolkit construction.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{name}={value:?} is not a whole number")]
-pub struct KnobError {
-    pub name: String,
-    pub value: String,
-}
-
-impl Knob {
-    /// Reads the knob through `lookup`. Out of range → clamped, plus the doctor line
-    /// `EXECKIT_<NAME>=<v> is outside <range>; using <e>` pushed to `notes`.
-    pub fn read(
-        &self,
-        lookup: &dyn Fn(&str) -> Option<String>,
-        notes: &mut Vec<String>,
-    ) -> Result<u64, KnobError> {
-        let Some(raw) = lookup(self.name) else {
-            return Ok(self.default);
-        };
-        let text = raw.trim();
-        let value: i128 = text
-            .parse()
-            .map_err(|_| KnobError { name: self.name.to_string(), value: raw.clone() })?;
-        let used = value.clamp(i128::from(self.min), i128::from(self.max));
-        let used = u64::try_from(used).unwrap_or(self.max);
-        if i128::from(used) != value {
-            notes.push(notice::knob_outside(self.name, text, self.min, self.max, used));
-        }
-        Ok(used)
-    }
-}
-
 const KIB: u64 = 1024;
 const MIB: u64 = 1024 * KIB;
 const GIB: u64 = 1024 * MIB;
@@ -231,15 +194,9 @@ impl Default for Limits {
 }
 
 impl Limits {
-    /// Reads every knob through `lookup` (normally `std::env::var`), collecting doctor notes.
-    pub fn from_lookup(
-        lookup: &dyn Fn(&str) -> Option<String>,
-        notes: &mut Vec<String>,
-    ) -> Result<Limits, KnobError> {
-        let max_timeout_s = match lookup(MAX_TIMEOUT.name) {
-            Some(_) => Some(MAX_TIMEOUT.read(lookup, notes)?),
-            None => None,
-        };
+    /// Reads every knob through the Toolkit's lookup, collecting the clamp notes.
+    pub fn from_lookup(lookup: &Lookup, notes: &mut Notes) -> Result<Limits, KnobError> {
+        let max_timeout_s = MAX_TIMEOUT.read_set(lookup, notes)?;
         Ok(Limits {
             head_bytes: HEAD_BYTES.read(lookup, notes)?,
             head_lines: HEAD_LINES.read(lookup, notes)?,

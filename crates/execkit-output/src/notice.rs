@@ -49,11 +49,6 @@ pub fn lines_clamped(field: &str, requested: u64, max: u64) -> String {
     format!("[{field} {requested} clamped to {max} (allowed 0-{max})]")
 }
 
-/// O6 doctor line for an out-of-range knob.
-pub fn knob_outside(name: &str, value: &str, min: u64, max: u64, used: u64) -> String {
-    format!("{name}={value} is outside {min}..{max}; using {used}")
-}
-
 /// O9: the suffix of a cut line.
 pub fn cut_suffix(dropped: u64) -> String {
     format!(" [... +{dropped} bytes]")
