@@ -189,4 +189,12 @@ mod tests {
         assert_eq!(language["enum"], serde_json::json!(["py"]), "{schema}");
         assert!(!schema.to_string().contains("`js`"), "{schema}");
     }
+
+    #[test]
+    fn eval_session_publishes_the_length_the_runtime_enforces() {
+        let schema = Tool::Eval.spec().input_schema;
+        let session = &schema["properties"]["session"];
+        assert_eq!(session["minLength"], 1, "{schema}");
+        assert_eq!(session["maxLength"], 64, "{schema}");
+    }
 }
