@@ -7,6 +7,8 @@
 //! [`Toolkit::close`]. Every knob is read once, through one [`Lookup`], when it is built.
 
 mod doctor;
+#[cfg(test)]
+mod echo;
 mod settings;
 mod toolkit;
 pub mod tools;

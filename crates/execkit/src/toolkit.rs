@@ -24,6 +24,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::doctor::{self, Doctor, DoctorSection};
+#[cfg(test)]
+use crate::echo;
 use crate::settings::{artifact_store, supervisor_config, toolkit_lookup};
 use crate::tools::{Tool, ToolSpec};
 
@@ -84,6 +86,9 @@ impl ToolkitBuilder {
         let mut bash_config = bash_config(&lookup, &cwd)?;
         bash_config.one_shot = self.one_shot;
         let eval_config = eval_config(&lookup, &cwd);
+        #[cfg(test)]
+        let echo_config =
+            echo::EchoConfig::from_lookup(&lookup, &mut notes).map_err(|e| e.to_string())?;
         let supervisor_config = supervisor_config(&limits, &lookup, self.subreaper, &mut notes)
             .map_err(|e| e.to_string())?;
         let tool_notes = bash_config.notes.iter().chain(&eval_config.notes).cloned().collect();
@@ -94,7 +99,17 @@ impl ToolkitBuilder {
         if let Ok(store) = &artifacts {
             tokio::spawn(collect_garbage(store.clone(), shutdown.clone()));
         }
-        let parts = Parts { lookup, cwd, limits, supervisor, artifacts, jobs, shutdown };
+        let parts = Parts {
+            lookup,
+            cwd,
+            limits,
+            supervisor,
+            artifacts,
+            jobs,
+            shutdown,
+            #[cfg(test)]
+            echo_config,
+        };
         Ok(parts.start(bash_config, eval_config, notes, tool_notes))
     }
 }
@@ -149,6 +164,8 @@ struct Parts {
     artifacts: Result<ArtifactStore, String>,
     jobs: JobTable,
     shutdown: CancellationToken,
+    #[cfg(test)]
+    echo_config: echo::EchoConfig,
 }
 
 impl Parts {
@@ -183,6 +200,11 @@ impl Parts {
                 Some(tool_callback(weak.clone())),
             );
             Inner {
+                #[cfg(test)]
+                echo: echo::EchoRunner::new(
+                    self.echo_config,
+                    echo::EchoDeps { cwd: self.cwd.clone() },
+                ),
                 cwd: self.cwd,
                 limits: self.limits,
                 notes,
@@ -239,6 +261,8 @@ struct Inner {
     bash: BashRunner,
     eval: EvalRunner,
     jobs: JobTable,
+    #[cfg(test)]
+    echo: echo::EchoRunner,
     /// Cancelled by `close()`: every call in flight ends as cancelled.
     shutdown: CancellationToken,
 }
@@ -280,12 +304,16 @@ impl Toolkit {
                 known.join(", ")
             ));
         };
+        #[cfg(test)]
+        let echo = &self.inner.echo;
         let Inner { bash, eval, jobs, .. } = &*self.inner;
         // One arm per tool, all of one shape: parse the arguments, then the guarded call.
         let mut result = match tool {
             Tool::Bash => self.run(args, ctx, async |p, ctx| bash_call(bash, p, ctx).await).await,
             Tool::Eval => self.run(args, ctx, async |p, ctx| eval_call(eval, p, ctx).await).await,
             Tool::Job => self.run(args, ctx, async |p, ctx| jobs.call(p, ctx).await).await,
+            #[cfg(test)]
+            Tool::Echo => self.run(args, ctx, async |p, ctx| echo.call(p, ctx).await).await,
         };
         if tool != Tool::Job && !self.inner.shutdown.is_cancelled() {
             self.announce_finished_jobs(&mut result);
@@ -394,6 +422,8 @@ impl Toolkit {
             DoctorSection::new("bash", inner.bash.doctor_lines()),
             DoctorSection::new("eval", inner.eval.doctor()),
             DoctorSection::new("job", inner.jobs.doctor()),
+            #[cfg(test)]
+            DoctorSection::new("echo", inner.echo.doctor()),
         ];
         if !inner.notes.is_empty() {
             sections.push(DoctorSection::new("settings", inner.notes.lines().to_vec()));
@@ -404,6 +434,8 @@ impl Toolkit {
     /// Kills every job and live process tree; returns within kill grace + 1 s.
     pub async fn close(&self) {
         self.inner.shutdown.cancel();
+        #[cfg(test)]
+        self.inner.echo.close().await;
         tokio::join!(self.inner.jobs.close(), self.inner.eval.close());
         self.inner.supervisor.close().await;
     }
