@@ -1,4 +1,5 @@
-//! The texts and JSON the job tool shows (J11–J16).
+//! The texts and JSON the job tool shows: headers, summaries, the list table, the per-job
+//! entries (J11–J16).
 
 use serde_json::{Value, json};
 
@@ -101,7 +102,7 @@ pub(crate) fn last_lines(tail: &str, n: usize) -> String {
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
-/// J16's entry for one job.
+/// One job's entry in `structuredContent.jobs` (J16): id, state, exit, label, times, artifact.
 pub(crate) fn job_json(job: &Job) -> Value {
     let end = job.end.as_ref();
     json!({

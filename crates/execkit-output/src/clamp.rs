@@ -45,11 +45,13 @@ pub struct ResolvedTimeout {
     pub secs: Option<u64>,
     /// The request as sent, when it differed from `secs` (O5 `requested_timeout_s`).
     pub requested: Option<f64>,
-    /// The O4 notice, when one is due.
+    /// The notice saying the timeout was clamped or what 0 meant (O4), when one is due.
     pub notice: Option<String>,
 }
 
-/// Resolves the raw `timeout` argument per O2/O3. `max_override` is `EXECKIT_MAX_TIMEOUT`.
+/// Resolves the raw `timeout` argument: absent is the default, a non-number or a negative is an
+/// error, 0 is the maximum (or no deadline for async jobs), other values are rounded up and
+/// clamped into range (O2, O3). `max_override` is `EXECKIT_MAX_TIMEOUT`.
 /// Errors name the field `timeout`.
 pub fn resolve_timeout(
     raw: Option<&Value>,
@@ -123,7 +125,7 @@ const KIB: u64 = 1024;
 const MIB: u64 = 1024 * KIB;
 const GIB: u64 = 1024 * MIB;
 
-/// The O6 table: name, default, min, max.
+/// The output, artifact and process limits with their defaults and ranges (O6).
 pub const HEAD_BYTES: Knob =
     Knob { name: "EXECKIT_OUTPUT_HEAD_BYTES", default: 20 * KIB, min: 0, max: MIB };
 pub const HEAD_LINES: Knob =
@@ -152,7 +154,7 @@ pub const PTY_ROWS: Knob = Knob { name: "EXECKIT_PTY_ROWS", default: 40, min: 5,
 pub const MAX_TIMEOUT: Knob =
     Knob { name: "EXECKIT_MAX_TIMEOUT", default: 3600, min: 1, max: 3600 };
 
-/// Every O6 limit, read once when the Toolkit is built.
+/// Every output, artifact and process limit (O6), read once when the Toolkit is built.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limits {
     pub head_bytes: u64,

@@ -361,7 +361,7 @@ impl Toolkit {
         result
     }
 
-    /// J9: one line per finished job that nothing has reported yet, after the result's text.
+    /// One line per finished job that nothing has reported yet, after the result's text (J9).
     fn announce_finished_jobs(&self, result: &mut ToolResult) {
         append_lines(result, &self.inner.jobs.take_announcements());
     }

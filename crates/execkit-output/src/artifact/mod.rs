@@ -65,7 +65,7 @@ impl ArtifactError {
     }
 }
 
-/// Store-wide limits (O6).
+/// Store-wide limits: one artifact's cap, the store's total, the age retention removes at (O6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StoreLimits {
     pub max_bytes: u64,
@@ -74,7 +74,7 @@ pub struct StoreLimits {
 }
 
 impl StoreLimits {
-    /// The store knobs of the O6 limits.
+    /// The store's part of the limits.
     pub fn from_limits(limits: &crate::clamp::Limits) -> StoreLimits {
         StoreLimits {
             max_bytes: limits.artifact_max_bytes,
@@ -103,7 +103,7 @@ pub struct Gap {
     pub bytes: u64,
 }
 
-/// The `<id>.json` metadata (O26).
+/// The `<id>.json` metadata kept beside each artifact's output (O26).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ArtifactMeta {
     pub id: ArtifactId,
@@ -125,7 +125,7 @@ pub struct ArtifactMeta {
     pub gap: Option<Gap>,
 }
 
-/// A read selector (O29).
+/// Which part of an artifact a read returns (O29).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Selection {
     Whole,
