@@ -1,6 +1,6 @@
 //! Every text the model reads about clamping, truncation and artifacts. Pinned by snapshots.
 
-use crate::format::size;
+use crate::format::{kib, size};
 
 /// The O4 echo of a requested number: plain below 10^9 (≤ 3 decimals, zeros trimmed), `{:e}`
 /// from 10^9 up.
@@ -90,13 +90,12 @@ pub fn overwritten_part(bytes: u64) -> String {
     format!("{bytes} bytes overwritten by carriage returns")
 }
 
-/// B38: an image returned as an image block, `[image: image/png 640x480, 23.4 KiB]`.
+/// An image returned as an image block, `[image: image/png 640x480, 23.4 KiB]` (B38).
 pub fn image_shown(mime: &str, width: u32, height: u32, bytes: usize) -> String {
-    let kib = bytes as f64 / 1024.0;
-    format!("[image: {mime} {width}x{height}, {kib:.1} KiB]")
+    format!("[image: {mime} {width}x{height}, {}]", kib(bytes as u64))
 }
 
-/// B38: providers reject images over 8000 px per side, so the image stays in its artifact.
+/// An image over 8000 px per side, which providers reject, stays in its artifact (B38).
 pub fn image_too_large(width: u32, height: u32, saved: Result<&str, &str>) -> String {
     match saved {
         Ok(uri) => format!("[image too large to show inline: {width}x{height}; saved as {uri}]"),
