@@ -81,3 +81,46 @@ async fn a_knob_that_is_not_a_number_stops_the_toolkit() {
     let err = built.err().expect("a bad knob fails construction");
     assert!(err.contains("EXECKIT_BASH_INPUT_WAIT_MS"), "{err}");
 }
+
+#[tokio::test]
+async fn an_out_of_range_knob_is_clamped_and_said_in_doctor_and_once_in_the_first_result() {
+    let kit = Kit::with_vars(&[("EXECKIT_JOB_MAX_RUNNING", "500"), ("EXECKIT_PIDS_MAX", "3")]);
+    let notes = [
+        "EXECKIT_JOB_MAX_RUNNING=500 is outside 1..64; using 64",
+        "EXECKIT_PIDS_MAX=3 is outside 16..4194304; using 16",
+    ];
+    let doctor = kit.toolkit.doctor();
+    let settings = doctor.sections.iter().find(|s| s.title == "settings").expect("settings");
+    assert_eq!(settings.lines, notes);
+
+    let first = kit.call("job", json!({"list": true})).await.text();
+    let expected: Vec<String> = notes.iter().map(|n| format!("[Setting adjusted: {n}]")).collect();
+    assert_eq!(first, format!("No background jobs.\n{}", expected.join("\n")));
+    let second = kit.call("job", json!({"list": true})).await.text();
+    assert_eq!(second, "No background jobs.");
+}
+
+#[tokio::test]
+async fn builder_vars_reach_every_knob_the_toolkit_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let artifacts = dir.path().join("chosen-artifacts");
+    let built = execkit::Toolkit::builder()
+        .cwd(dir.path())
+        .var("EXECKIT_ARTIFACT_DIR", artifacts.to_string_lossy())
+        .var("EXECKIT_NO_CGROUP", "1")
+        .build()
+        .expect("toolkit");
+    assert_eq!(built.artifacts().expect("store").dir(), artifacts.as_path());
+    let doctor = built.doctor();
+    let processes = doctor.sections.iter().find(|s| s.title == "processes").unwrap();
+    assert!(processes.lines[0].starts_with("containment: process group"), "{:?}", processes.lines);
+
+    let err = execkit::Toolkit::builder()
+        .cwd(dir.path())
+        .var("EXECKIT_ARTIFACT_DIR", artifacts.to_string_lossy())
+        .var("EXECKIT_MEMORY_MAX", "lots")
+        .build()
+        .err()
+        .expect("a bad size fails the start");
+    assert_eq!(err, r#"EXECKIT_MEMORY_MAX="lots" is not a size (e.g. 2G, 512M)"#);
+}

@@ -3,6 +3,8 @@
 //!
 //! `cargo run --release -p execkit-bench -- [all|bash-overhead|sink|flood-rss|spawn|input-wait]`
 
+// Benchmarks print their results, start their baselines with `std::process::Command`, and read
+// `EXECKIT_BENCH_*` variables directly.
 #![allow(clippy::print_stdout, clippy::disallowed_methods)]
 
 mod input_wait;

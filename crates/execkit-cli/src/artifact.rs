@@ -13,7 +13,7 @@ use execkit::{ArtifactId, ArtifactStore, ReadOutput, Selection};
 use execkit_output::artifact::{ArtifactError, ArtifactMeta};
 use execkit_output::format;
 
-use crate::run::{self, EXIT_FAILURE, EXIT_OK};
+use crate::common::{self, EXIT_FAILURE, EXIT_OK};
 
 /// How many artifacts `--list` shows, the same as MCP `resources/list` (O30).
 const LIST_LIMIT: usize = 100;
@@ -67,7 +67,7 @@ pub struct ArtifactArgs {
 const GREP_DEFAULT_MAX: u64 = 200;
 
 pub async fn run(cwd: Option<&Path>, args: ArtifactArgs) -> anyhow::Result<i32> {
-    let toolkit = run::toolkit(cwd)?;
+    let toolkit = common::toolkit(cwd)?;
     let store = toolkit.artifacts().cloned().map_err(str::to_owned);
     toolkit.close().await;
     let store = match store {
@@ -90,22 +90,22 @@ fn run_blocking(store: &ArtifactStore, args: &ArtifactArgs) -> anyhow::Result<i3
         return gc(store);
     }
     let Some(target) = args.target.as_deref() else {
-        return run::usage("name an artifact, or use --list or --gc");
+        return common::usage("name an artifact, or use --list or --gc");
     };
     let (id, query) = match ArtifactId::parse(target) {
         Ok(parsed) => parsed,
-        Err(err) => return run::usage(err.to_string()),
+        Err(err) => return common::usage(err.to_string()),
     };
     let query = query.filter(|q| !q.is_empty());
     if args.raw {
         if query.is_some() {
-            return run::usage("--raw reads the whole artifact; drop the ?query from the URI");
+            return common::usage("--raw reads the whole artifact; drop the ?query from the URI");
         }
         return raw(store, &id);
     }
     let selection = match selection(args, query.as_deref()) {
         Ok(selection) => selection,
-        Err(err) => return run::usage(err.to_string()),
+        Err(err) => return common::usage(err.to_string()),
     };
     match store.read(&id, &selection) {
         Ok(ReadOutput::Text(text)) => {
@@ -113,11 +113,11 @@ fn run_blocking(store: &ArtifactStore, args: &ArtifactArgs) -> anyhow::Result<i3
             if !text.ends_with(b"\n") {
                 text.push(b'\n');
             }
-            run::write_stdout(&text)?;
+            common::write_stdout(&text)?;
             Ok(EXIT_OK)
         }
         Ok(ReadOutput::Binary { bytes, .. }) => {
-            run::write_stdout(&bytes)?;
+            common::write_stdout(&bytes)?;
             Ok(EXIT_OK)
         }
         Err(err) => read_error(err),
@@ -173,7 +173,7 @@ fn raw(store: &ArtifactStore, id: &ArtifactId) -> anyhow::Result<i32> {
 fn read_error(err: ArtifactError) -> anyhow::Result<i32> {
     match err {
         ArtifactError::InvalidUri(_) | ArtifactError::BadSelection(_) => {
-            run::usage(err.to_string())
+            common::usage(err.to_string())
         }
         ArtifactError::NotFound(_) | ArtifactError::Disabled(_) => {
             eprintln!("execkit: {err}");
@@ -194,7 +194,7 @@ fn list(store: &ArtifactStore) -> anyhow::Result<i32> {
         out.push_str(&list_line(meta, now));
         out.push('\n');
     }
-    run::write_stdout(out.as_bytes())?;
+    common::write_stdout(out.as_bytes())?;
     Ok(EXIT_OK)
 }
 
@@ -236,6 +236,6 @@ fn gc(store: &ArtifactStore) -> anyhow::Result<i32> {
             format::size(report.freed_bytes),
         )
     };
-    run::write_stdout(text.as_bytes())?;
+    common::write_stdout(text.as_bytes())?;
     Ok(EXIT_OK)
 }

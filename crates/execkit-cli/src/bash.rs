@@ -7,7 +7,7 @@ use execkit::{ToolResult, Toolkit};
 use serde_json::{Map, Value, json};
 
 use crate::call::{call_interruptible, one_shot_toolkit};
-use crate::run::{self, EXIT_FAILURE, EXIT_OK};
+use crate::common::{self, EXIT_FAILURE, EXIT_OK};
 
 #[derive(Debug, Args)]
 #[command(long_about = "Run a bash command through the bash tool and print what the model \
@@ -57,7 +57,7 @@ pub async fn run(cwd: Option<&Path>, args: BashArgs) -> anyhow::Result<i32> {
     }
     // With --async this process waits for the job itself, so the job can live; otherwise the
     // call is one-shot and processes left running are stopped with the reason said.
-    let toolkit = if args.background { run::toolkit(cwd)? } else { one_shot_toolkit(cwd)? };
+    let toolkit = if args.background { common::toolkit(cwd)? } else { one_shot_toolkit(cwd)? };
     let outcome = run_and_print(&toolkit, Value::Object(params)).await;
     toolkit.close().await;
     outcome
@@ -67,7 +67,7 @@ async fn run_and_print(toolkit: &Toolkit, params: Value) -> anyhow::Result<i32> 
     let (result, interrupted) = call_interruptible(toolkit, "bash", params).await?;
     print_text(&result)?;
     if let Some(signo) = interrupted {
-        return Ok(run::signal_status(signo));
+        return Ok(common::signal_status(signo));
     }
     let job_id = structured_str(&result, "job_id");
     match job_id {
@@ -82,7 +82,7 @@ async fn wait_for_job(toolkit: &Toolkit, job_id: &str) -> anyhow::Result<i32> {
         let poll = json!({"poll": [job_id]});
         let (result, interrupted) = call_interruptible(toolkit, "job", poll).await?;
         if let Some(signo) = interrupted {
-            return Ok(run::signal_status(signo));
+            return Ok(common::signal_status(signo));
         }
         let job = result
             .structured_content
@@ -124,5 +124,5 @@ fn structured_str(result: &ToolResult, key: &str) -> Option<String> {
 }
 
 fn print_text(result: &ToolResult) -> anyhow::Result<()> {
-    run::print_text(&result.text())
+    common::print_text(&result.text())
 }

@@ -9,7 +9,7 @@ use execkit::{CallContext, ToolResult, Toolkit};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::run::{self, EXIT_FAILURE, EXIT_OK, ShutdownSignals};
+use crate::common::{self, EXIT_FAILURE, EXIT_OK, ShutdownSignals};
 
 #[derive(Debug, Args)]
 #[command(long_about = "Run one tool call and print its result as JSON: \
@@ -37,21 +37,21 @@ pub async fn run(cwd: Option<&Path>, args: CallArgs) -> anyhow::Result<i32> {
     };
     let value: Value = match serde_json::from_str(&json) {
         Ok(value) => value,
-        Err(err) => return run::usage(format!("the arguments are not valid JSON: {err}")),
+        Err(err) => return common::usage(format!("the arguments are not valid JSON: {err}")),
     };
     let toolkit = one_shot_toolkit(cwd)?;
     let outcome = call_interruptible(&toolkit, &args.tool, value).await;
     toolkit.close().await;
     let (result, interrupted) = outcome?;
-    run::print_text(&serde_json::to_string_pretty(&result)?)?;
+    common::print_text(&serde_json::to_string_pretty(&result)?)?;
     Ok(match interrupted {
-        Some(signo) => run::signal_status(signo),
+        Some(signo) => common::signal_status(signo),
         None if result.is_error => EXIT_FAILURE,
         None => EXIT_OK,
     })
 }
 
-/// The Toolkit of a front end whose process ends with its one call: as `run::toolkit`, but bash
+/// The Toolkit of a front end whose process ends with its one call: as `common::toolkit`, but bash
 /// refuses `async` and stops processes a command leaves running, saying why, instead of
 /// promising a background job that would die with the process.
 pub fn one_shot_toolkit(cwd: Option<&Path>) -> anyhow::Result<Toolkit> {

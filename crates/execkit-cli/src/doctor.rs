@@ -2,10 +2,10 @@
 
 use std::path::Path;
 
-use crate::run::{self, EXIT_OK};
+use crate::common::{self, EXIT_OK};
 
 pub async fn run(cwd: Option<&Path>) -> anyhow::Result<i32> {
-    let toolkit = run::toolkit(cwd)?;
+    let toolkit = common::toolkit(cwd)?;
     let doctor = toolkit.doctor();
     toolkit.close().await;
     let mut out = String::new();
@@ -21,6 +21,6 @@ pub async fn run(cwd: Option<&Path>) -> anyhow::Result<i32> {
             out.push('\n');
         }
     }
-    run::write_stdout(out.as_bytes())?;
+    common::write_stdout(out.as_bytes())?;
     Ok(EXIT_OK)
 }

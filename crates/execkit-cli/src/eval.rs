@@ -6,7 +6,7 @@ use clap::Args;
 use serde_json::{Value, json};
 
 use crate::call::call_interruptible;
-use crate::run::{self, EXIT_FAILURE, EXIT_OK};
+use crate::common::{self, EXIT_FAILURE, EXIT_OK};
 
 #[derive(Debug, Args)]
 #[command(long_about = "Run Python cells through the eval tool and print what the model would \
@@ -35,13 +35,13 @@ pub async fn run(cwd: Option<&Path>, args: EvalArgs) -> anyhow::Result<i32> {
         }
         cells.push(cell);
     }
-    let toolkit = run::toolkit(cwd)?;
+    let toolkit = common::toolkit(cwd)?;
     let outcome = call_interruptible(&toolkit, "eval", json!({"cells": Value::Array(cells)})).await;
     toolkit.close().await;
     let (result, interrupted) = outcome?;
-    run::print_text(&result.text())?;
+    common::print_text(&result.text())?;
     Ok(match interrupted {
-        Some(signo) => run::signal_status(signo),
+        Some(signo) => common::signal_status(signo),
         None if result.is_error => EXIT_FAILURE,
         None => EXIT_OK,
     })

@@ -12,13 +12,14 @@
 mod artifact;
 mod bash;
 mod call;
+mod common;
 mod doctor;
 mod eval;
 mod mcp;
-mod run;
 mod tools;
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
@@ -74,7 +75,51 @@ fn main() {
         eprintln!("execkit: warning: {err}");
     }
     let cli = Cli::parse();
-    std::process::exit(run::main(cli));
+    std::process::exit(run(cli));
+}
+
+/// How long runtime shutdown may wait for stray blocking tasks. A blocking read on a terminal
+/// stdin cannot be interrupted (tokio's stdin runs on the blocking pool), and must not keep the
+/// process alive after the Toolkit has closed.
+const RUNTIME_SHUTDOWN: Duration = Duration::from_secs(1);
+
+/// Runs the parsed command line and returns the process exit status.
+fn run(cli: Cli) -> i32 {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("execkit: failed to start the async runtime: {err}");
+            return common::EXIT_FAILURE;
+        }
+    };
+    let code = runtime.block_on(dispatch(cli));
+    runtime.shutdown_timeout(RUNTIME_SHUTDOWN);
+    code
+}
+
+async fn dispatch(cli: Cli) -> i32 {
+    let cwd = cli.cwd.as_deref();
+    let result = match cli.command {
+        Command::Mcp => mcp::run(cwd).await,
+        Command::Call(args) => call::run(cwd, args).await,
+        Command::Bash(args) => bash::run(cwd, args).await,
+        Command::Eval(args) => eval::run(cwd, args).await,
+        Command::Tools(args) => tools::run(cwd, args).await,
+        Command::Artifact(args) => artifact::run(cwd, args).await,
+        Command::Doctor => doctor::run(cwd).await,
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            if let Some(usage) = err.downcast_ref::<common::UsageError>() {
+                eprintln!("execkit: {usage}");
+                common::EXIT_USAGE
+            } else {
+                eprintln!("execkit: {err:#}");
+                common::EXIT_FAILURE
+            }
+        }
+    }
 }
 
 #[cfg(test)]

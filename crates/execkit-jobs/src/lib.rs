@@ -8,9 +8,13 @@
 //! processes, so every tool can register work the same way.
 
 mod config;
+mod job;
 mod render;
+mod request;
+mod result;
+mod runner;
 mod table;
-mod tool;
 
 pub use config::JobConfig;
-pub use table::{JobEnd, JobSlot, JobStart, JobState, JobTable, TableFull, TailHandle};
+pub use job::{JobEnd, JobStart, JobState};
+pub use table::{JobSlot, JobTable, TableFull, TailHandle};

@@ -1,8 +1,9 @@
-//! The texts and JSON the job tool shows (J11–J16).
+//! The texts and JSON the job tool shows: headers, summaries, the list table, the per-job
+//! entries (J11–J16).
 
 use serde_json::{Value, json};
 
-use crate::table::{Job, JobState};
+use crate::job::{Job, JobState};
 
 /// `completed, exit 0`, `failed, exit 2`, `failed, SIGKILL`, `timed_out`, `cancelled`, `running`.
 pub(crate) fn outcome_words(job: &Job) -> String {
@@ -85,6 +86,11 @@ pub(crate) fn list_lines(jobs: &[&Job]) -> Vec<String> {
         .collect()
 }
 
+/// The line for an id the table does not hold (never registered, or past retention).
+pub(crate) fn not_found(id: u64, retention: std::time::Duration) -> String {
+    format!("bg_{id}: not found (finished jobs are kept {} s)", retention.as_secs())
+}
+
 /// The last line of output with text, for wait progress (J13).
 pub(crate) fn last_line(tail: &str) -> &str {
     tail.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("")
@@ -96,7 +102,7 @@ pub(crate) fn last_lines(tail: &str, n: usize) -> String {
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
-/// J16's entry for one job.
+/// One job's entry in `structuredContent.jobs` (J16): id, state, exit, label, times, artifact.
 pub(crate) fn job_json(job: &Job) -> Value {
     let end = job.end.as_ref();
     json!({

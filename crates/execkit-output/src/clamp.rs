@@ -1,7 +1,12 @@
 //! Timeouts and numeric knobs, resolved in one place before anything runs (spec-output O1–O6).
+//!
+//! The knob type and its policy for bad values are `execkit_tool`'s; `Knob` and `KnobError` are
+//! re-exported here only for tool crates that still import them from this path.
 
 use execkit_protocol::ArgError;
 use execkit_protocol::args::describe_value;
+pub use execkit_tool::{Knob, KnobError};
+use execkit_tool::{Lookup, Notes};
 use serde_json::Value;
 
 use crate::notice;
@@ -40,11 +45,13 @@ pub struct ResolvedTimeout {
     pub secs: Option<u64>,
     /// The request as sent, when it differed from `secs` (O5 `requested_timeout_s`).
     pub requested: Option<f64>,
-    /// The O4 notice, when one is due.
+    /// The notice saying the timeout was clamped or what 0 meant (O4), when one is due.
     pub notice: Option<String>,
 }
 
-/// Resolves the raw `timeout` argument per O2/O3. `max_override` is `EXECKIT_MAX_TIMEOUT`.
+/// Resolves the raw `timeout` argument: absent is the default, a non-number or a negative is an
+/// error, 0 is the maximum (or no deadline for async jobs), other values are rounded up and
+/// clamped into range (O2, O3). `max_override` is `EXECKIT_MAX_TIMEOUT`.
 /// Errors name the field `timeout`.
 pub fn resolve_timeout(
     raw: Option<&Value>,
@@ -114,53 +121,11 @@ pub fn clamp_lines(field: &str, lines: u64) -> (u64, Option<String>) {
     }
 }
 
-/// One numeric knob read from the environment (`EXECKIT_<NAME>`).
-#[derive(Debug, Clone, Copy)]
-pub struct Knob {
-    /// Full variable name, e.g. `EXECKIT_KILL_GRACE_MS`.
-    pub name: &'static str,
-    pub default: u64,
-    pub min: u64,
-    pub max: u64,
-}
-
-/// A knob value of the wrong type: fails Toolkit construction.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{name}={value:?} is not a whole number")]
-pub struct KnobError {
-    pub name: String,
-    pub value: String,
-}
-
-impl Knob {
-    /// Reads the knob through `lookup`. Out of range → clamped, plus the doctor line
-    /// `EXECKIT_<NAME>=<v> is outside <range>; using <e>` pushed to `notes`.
-    pub fn read(
-        &self,
-        lookup: &dyn Fn(&str) -> Option<String>,
-        notes: &mut Vec<String>,
-    ) -> Result<u64, KnobError> {
-        let Some(raw) = lookup(self.name) else {
-            return Ok(self.default);
-        };
-        let text = raw.trim();
-        let value: i128 = text
-            .parse()
-            .map_err(|_| KnobError { name: self.name.to_string(), value: raw.clone() })?;
-        let used = value.clamp(i128::from(self.min), i128::from(self.max));
-        let used = u64::try_from(used).unwrap_or(self.max);
-        if i128::from(used) != value {
-            notes.push(notice::knob_outside(self.name, text, self.min, self.max, used));
-        }
-        Ok(used)
-    }
-}
-
 const KIB: u64 = 1024;
 const MIB: u64 = 1024 * KIB;
 const GIB: u64 = 1024 * MIB;
 
-/// The O6 table: name, default, min, max.
+/// The output, artifact and process limits with their defaults and ranges (O6).
 pub const HEAD_BYTES: Knob =
     Knob { name: "EXECKIT_OUTPUT_HEAD_BYTES", default: 20 * KIB, min: 0, max: MIB };
 pub const HEAD_LINES: Knob =
@@ -189,7 +154,7 @@ pub const PTY_ROWS: Knob = Knob { name: "EXECKIT_PTY_ROWS", default: 40, min: 5,
 pub const MAX_TIMEOUT: Knob =
     Knob { name: "EXECKIT_MAX_TIMEOUT", default: 3600, min: 1, max: 3600 };
 
-/// Every O6 limit, read once when the Toolkit is built.
+/// Every output, artifact and process limit (O6), read once when the Toolkit is built.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limits {
     pub head_bytes: u64,
@@ -231,15 +196,9 @@ impl Default for Limits {
 }
 
 impl Limits {
-    /// Reads every knob through `lookup` (normally `std::env::var`), collecting doctor notes.
-    pub fn from_lookup(
-        lookup: &dyn Fn(&str) -> Option<String>,
-        notes: &mut Vec<String>,
-    ) -> Result<Limits, KnobError> {
-        let max_timeout_s = match lookup(MAX_TIMEOUT.name) {
-            Some(_) => Some(MAX_TIMEOUT.read(lookup, notes)?),
-            None => None,
-        };
+    /// Reads every knob through the Toolkit's lookup, collecting the clamp notes.
+    pub fn from_lookup(lookup: &Lookup, notes: &mut Notes) -> Result<Limits, KnobError> {
+        let max_timeout_s = MAX_TIMEOUT.read_set(lookup, notes)?;
         Ok(Limits {
             head_bytes: HEAD_BYTES.read(lookup, notes)?,
             head_lines: HEAD_LINES.read(lookup, notes)?,

@@ -134,32 +134,33 @@ fn line_counts_clamp_at_100000() {
 
 #[test]
 fn knobs_default_clamp_and_reject() {
-    let mut notes = Vec::new();
-    let none = |_: &str| None;
-    assert_eq!(Limits::from_lookup(&none, &mut notes).unwrap(), Limits::default());
+    let mut notes = Notes::default();
+    assert_eq!(Limits::from_lookup(&Lookup::default(), &mut notes).unwrap(), Limits::default());
     assert!(notes.is_empty());
 
-    let env = |name: &str| match name {
-        "EXECKIT_OUTPUT_LINE_BYTES" => Some("10".to_string()),
-        "EXECKIT_KILL_GRACE_MS" => Some("-3".to_string()),
-        "EXECKIT_PTY_COLS" => Some(" 200 ".to_string()),
-        "EXECKIT_MAX_TIMEOUT" => Some("90".to_string()),
-        _ => None,
-    };
+    let env = Lookup::from_vars([
+        ("EXECKIT_OUTPUT_LINE_BYTES", "10"),
+        ("EXECKIT_KILL_GRACE_MS", "-3"),
+        ("EXECKIT_PTY_COLS", " 200 "),
+        ("EXECKIT_MAX_TIMEOUT", "90"),
+    ]);
     let limits = Limits::from_lookup(&env, &mut notes).unwrap();
     assert_eq!(limits.line_bytes, 80);
     assert_eq!(limits.kill_grace_ms, 0);
     assert_eq!(limits.pty_cols, 200);
     assert_eq!(limits.max_timeout_s, Some(90));
     assert_eq!(
-        notes,
+        notes.lines(),
         [
             "EXECKIT_OUTPUT_LINE_BYTES=10 is outside 80..65536; using 80",
             "EXECKIT_KILL_GRACE_MS=-3 is outside 0..10000; using 0",
         ]
     );
 
-    let bad = |name: &str| (name == "EXECKIT_DRAIN_MAX_MS").then(|| "2s".to_string());
-    let err = Limits::from_lookup(&bad, &mut Vec::new()).unwrap_err();
-    assert_eq!(err.to_string(), r#"EXECKIT_DRAIN_MAX_MS="2s" is not a whole number"#);
+    let bad = Lookup::from_vars([("EXECKIT_DRAIN_MAX_MS", "2s")]);
+    let err = Limits::from_lookup(&bad, &mut Notes::default()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        r#"EXECKIT_DRAIN_MAX_MS="2s" is not a whole number from 100 to 30000"#
+    );
 }

@@ -1,4 +1,5 @@
-//! The one formatter for configured sizes (O22): `70 KiB`, `100 MiB`, `1.5 GiB`.
+//! The size formatters: [`size`] for configured sizes (O22: `70 KiB`, `100 MiB`, `1.5 GiB`)
+//! and [`kib`] for a measured payload shown with one decimal (`23.4 KiB`).
 
 const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
 
@@ -25,9 +26,21 @@ pub fn size(bytes: u64) -> String {
     }
 }
 
+/// Kibibytes with exactly one decimal, whatever the size: `0.5 KiB`, `23.4 KiB`, `2048.0 KiB`.
+pub fn kib(bytes: u64) -> String {
+    format!("{:.1} KiB", bytes as f64 / 1024.0)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::size;
+    use super::{kib, size};
+
+    #[test]
+    fn kib_has_one_decimal() {
+        assert_eq!(kib(23_962), "23.4 KiB");
+        assert_eq!(kib(1024), "1.0 KiB");
+        assert_eq!(kib(512), "0.5 KiB");
+    }
 
     #[test]
     fn whole_and_fractional_units() {

@@ -5,6 +5,7 @@
 //! - [`sink`]: the streaming [`sink::OutputSink`] — sanitises a byte stream, keeps a bounded
 //!   head+tail window with exact totals, and spills everything to an artifact.
 //! - [`artifact`]: the on-disk [`artifact::ArtifactStore`] with retention and line-addressed reads.
+//! - [`fsutil`]: [`fsutil::write_private`], the one writer of private (0600) files.
 //! - [`image`]: whether bytes are a valid PNG, JPEG, GIF or WebP image small enough to show.
 //! - [`notice`]: every text the model reads about clamping, truncation and artifacts.
 //!
@@ -14,6 +15,7 @@
 pub mod artifact;
 pub mod clamp;
 pub mod format;
+pub mod fsutil;
 pub mod image;
 pub mod notice;
 pub mod sink;

@@ -1,6 +1,6 @@
 //! Every text the model reads about clamping, truncation and artifacts. Pinned by snapshots.
 
-use crate::format::size;
+use crate::format::{kib, size};
 
 /// The O4 echo of a requested number: plain below 10^9 (≤ 3 decimals, zeros trimmed), `{:e}`
 /// from 10^9 up.
@@ -21,7 +21,7 @@ pub fn timeout_not_number(got: &str) -> String {
     format!("expected a number of seconds (got {got})")
 }
 
-/// O2: negative, NaN or infinite timeout.
+/// A timeout that is negative, NaN or infinite (O2).
 pub fn timeout_negative(x: f64) -> String {
     format!(
         "must be 0 or more seconds (got {}); 0 means the longest this tool allows",
@@ -29,7 +29,7 @@ pub fn timeout_negative(x: f64) -> String {
     )
 }
 
-/// O4: clamped by the tool's range.
+/// A timeout clamped into the tool's range (O4).
 pub fn timeout_clamped(requested: f64, used: u64, min: u64, max: u64) -> String {
     format!("[timeout {} s clamped to {used} s (allowed {min}-{max} s)]", echo_number(requested))
 }
@@ -44,17 +44,12 @@ pub fn timeout_async_zero() -> String {
     "[timeout 0: no deadline; the job runs until it exits or is cancelled]".to_string()
 }
 
-/// O6: a `head`/`tail` line count above the limit.
+/// A `head`/`tail` line count above the limit, clamped (O6).
 pub fn lines_clamped(field: &str, requested: u64, max: u64) -> String {
     format!("[{field} {requested} clamped to {max} (allowed 0-{max})]")
 }
 
-/// O6 doctor line for an out-of-range knob.
-pub fn knob_outside(name: &str, value: &str, min: u64, max: u64, used: u64) -> String {
-    format!("{name}={value} is outside {min}..{max}; using {used}")
-}
-
-/// O9: the suffix of a cut line.
+/// The suffix of a line cut to the line cap: how many bytes it lost (O9).
 pub fn cut_suffix(dropped: u64) -> String {
     format!(" [... +{dropped} bytes]")
 }
@@ -64,44 +59,43 @@ pub fn omitted_marker(lines: u64, bytes: u64) -> String {
     format!("[... {lines} lines ({bytes} bytes) omitted ...]")
 }
 
-/// O21 window part: one shown range.
+/// Footer part naming the one range of lines shown (O21).
 pub fn showing_range(first: u64, last: u64, total: u64) -> String {
     format!("Showing lines {first}-{last} of {total}")
 }
 
-/// O21 window part: head and tail ranges.
+/// Footer part naming the head and tail ranges shown (O21).
 pub fn showing_head_tail(head_last: u64, tail_first: u64, tail_last: u64, total: u64) -> String {
     format!("Showing lines 1-{head_last} and {tail_first}-{tail_last} of {total}")
 }
 
-/// O21 window part for an empty window (bash `head: 0, tail: 0`).
+/// Footer part for a window that shows nothing (bash `head: 0, tail: 0`, O21).
 pub fn showing_none(total: u64) -> String {
     format!("Showing no lines of {total}")
 }
 
-/// O21: appended to the window part when the byte budget ended a window.
+/// Appended to the footer's window part when the byte budget ended a window (O21).
 pub fn byte_limit(budget: u64) -> String {
     format!(" (byte limit {})", size(budget))
 }
 
-/// O21 cut part.
+/// Footer part saying how many lines were cut to the line cap, and how much they lost (O21).
 pub fn cut_part(lines: u64, max: u64, bytes: u64) -> String {
     // The spec's exact form, also for one line, so agents can match it literally.
     format!("{lines} long lines cut at {max} bytes ({bytes} bytes not shown)")
 }
 
-/// O13 footer part: text a carriage return overwrote is only in the artifact.
+/// Footer part: text a carriage return overwrote is only in the artifact (O13).
 pub fn overwritten_part(bytes: u64) -> String {
     format!("{bytes} bytes overwritten by carriage returns")
 }
 
-/// B38: an image returned as an image block, `[image: image/png 640x480, 23.4 KiB]`.
+/// An image returned as an image block, `[image: image/png 640x480, 23.4 KiB]` (B38).
 pub fn image_shown(mime: &str, width: u32, height: u32, bytes: usize) -> String {
-    let kib = bytes as f64 / 1024.0;
-    format!("[image: {mime} {width}x{height}, {kib:.1} KiB]")
+    format!("[image: {mime} {width}x{height}, {}]", kib(bytes as u64))
 }
 
-/// B38: providers reject images over 8000 px per side, so the image stays in its artifact.
+/// An image over 8000 px per side, which providers reject, stays in its artifact (B38).
 pub fn image_too_large(width: u32, height: u32, saved: Result<&str, &str>) -> String {
     match saved {
         Ok(uri) => format!("[image too large to show inline: {width}x{height}; saved as {uri}]"),
@@ -111,32 +105,32 @@ pub fn image_too_large(width: u32, height: u32, saved: Result<&str, &str>) -> St
     }
 }
 
-/// O21 artifact part.
+/// Footer part naming the artifact that holds the full output (O21).
 pub fn full_output(uri: &str) -> String {
     format!("full output: {uri}")
 }
 
-/// O27 artifact part of a capped artifact.
+/// Footer part naming an artifact whose middle was dropped at its size cap (O27).
 pub fn full_output_capped(uri: &str, cap: u64, first: u64, last: u64) -> String {
     format!("full output: {uri} (capped at {}: lines {first}-{last} not kept)", size(cap))
 }
 
-/// O19: the artifact write failed part way.
+/// The artifact write failed part way: what was kept, and why (O19).
 pub fn full_output_incomplete(error: &str, written: u64, uri: &str) -> String {
     format!("full output incomplete ({error} after {written} bytes): {uri}")
 }
 
-/// O19: no artifact could be created.
+/// No artifact could be created for a stream, and why (O19).
 pub fn full_output_not_saved(reason: &str) -> String {
     format!("full output not saved ({reason})")
 }
 
-/// O21: the footer line around its parts.
+/// The footer line: its parts joined, in brackets (O21).
 pub fn footer(parts: &[String]) -> String {
     format!("[{}]", parts.join("; "))
 }
 
-/// O14: the window of a binary stream.
+/// What is shown instead of a binary stream: its size and where it is kept (O14).
 pub fn binary_output(bytes: u64, uri: Option<&str>, reason: Option<&str>) -> String {
     match (uri, reason) {
         (Some(uri), _) => format!("[binary output: {bytes} bytes, not shown; saved as {uri}]"),
@@ -147,12 +141,12 @@ pub fn binary_output(bytes: u64, uri: Option<&str>, reason: Option<&str>) -> Str
     }
 }
 
-/// O23/B32: the body of an empty result.
+/// The body of a result with no output at all (O23, B32).
 pub fn no_output() -> String {
     "(no output)".to_string()
 }
 
-/// O27: the line written into a capped artifact where the middle was dropped.
+/// The line written into a capped artifact where the middle was dropped (O27).
 pub fn gap_line(first: u64, last: u64, bytes: u64, cap: u64) -> String {
     format!("[... lines {first}-{last} ({bytes} bytes) not kept: artifact cap {} ...]", size(cap))
 }
@@ -162,7 +156,7 @@ pub fn gap_read(first: u64, last: u64, cap: u64) -> String {
     format!("lines {first}-{last} were not kept (artifact cap {})", size(cap))
 }
 
-/// O29: an unknown or expired id.
+/// A read of an id the store does not hold: unknown, or removed by retention (O29).
 pub fn artifact_not_found(id: &str, max_age_s: u64, store_bytes: u64) -> String {
     format!(
         "artifact {id} not found (expired or deleted; artifacts are kept {}, {} in total)",
@@ -186,7 +180,7 @@ fn age(secs: u64) -> String {
     }
 }
 
-/// O29: lines asked for past the end.
+/// A read of lines past the artifact's end (O29).
 pub fn artifact_line_count(uri: &str, lines: u64) -> String {
     format!("{uri} has {lines} lines")
 }
@@ -196,12 +190,12 @@ pub fn still_being_written() -> String {
     "(still being written)".to_string()
 }
 
-/// O29: the footer part naming the next read.
+/// The read footer part naming the next page to read (O29).
 pub fn next_read(uri: &str, first: u64, last: u64) -> String {
     format!("next: {uri}?lines={first}-{last}")
 }
 
-/// O29: the footer of a grep read.
+/// The footer of a grep read: matches shown of how many (O29).
 pub fn grep_summary(matches: u64, total_lines: u64, stopped_at_max: bool) -> String {
     grep_count(matches, &format!("{total_lines} lines"), stopped_at_max)
 }
@@ -221,22 +215,22 @@ fn grep_count(matches: u64, searched: &str, stopped_at_max: bool) -> String {
     }
 }
 
-/// O29: grep output longer than one page.
+/// A grep read whose matches fill more than one page (O29).
 pub fn grep_more(lines: u64) -> String {
     format!("{lines} more result lines not shown")
 }
 
-/// O24: why artifacts are off.
+/// Why artifacts are off: the store directory is not private to this user (O24).
 pub fn dir_not_private(path: &str, why: &str) -> String {
     format!("artifact directory {path} is not private ({why})")
 }
 
-/// O24: the directory could not be created or inspected.
+/// Why artifacts are off: the store directory could not be created or inspected (O24).
 pub fn dir_unusable(path: &str, error: &str) -> String {
     format!("artifact directory {path} cannot be used ({error})")
 }
 
-/// OX13 selection errors.
+/// Errors in a read selection (`lines=`, `head=`, `tail=`, `grep=`; OX13).
 pub fn sel_start_after_end(from: u64, to: u64) -> String {
     format!("lines={from}-{to}: start after end")
 }

@@ -13,7 +13,6 @@ fn clamp_texts() {
         timeout_zero(600),
         timeout_async_zero(),
         lines_clamped("tail", 500_000, 100_000),
-        knob_outside("EXECKIT_OUTPUT_LINE_BYTES", "10", 80, 65_536, 80),
     ];
     insta::assert_snapshot!(texts.join("\n"));
 }

@@ -123,7 +123,7 @@ pub fn truncate_tail(text: &str, lines: u64, bytes: u64) -> (String, Truncation)
     (out, t)
 }
 
-/// Head and tail with the O20 marker between; unchanged when the windows meet.
+/// Head and tail with the omitted-lines marker between (O20); unchanged when the windows meet.
 pub fn truncate_middle(
     text: &str,
     head_lines: u64,

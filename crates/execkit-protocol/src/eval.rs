@@ -76,6 +76,7 @@ pub struct EvalParams {
     pub cells: Option<Vec<CellParams>>,
     /// Named session (default "default"): its kernels keep variables across calls.
     #[serde(default)]
+    #[schemars(length(min = 1, max = 64))]
     pub session: Option<String>,
     #[serde(default)]
     #[schemars(skip)]

@@ -4,14 +4,20 @@
 //! MCP-shaped [`ToolResult`]. The set of tools is closed: [`tools::Tool`] is one enum matched
 //! exhaustively, so a new tool does not compile until it is wired everywhere. The Toolkit owns
 //! the long-lived state (process supervisor, artifact store, job table) and shuts it down on
-//! [`Toolkit::close`].
+//! [`Toolkit::close`]. Every knob is read once, through one [`Lookup`], when it is built.
 
+mod doctor;
+#[cfg(test)]
+mod echo;
+mod settings;
 mod toolkit;
 pub mod tools;
 
+pub use doctor::{Doctor, DoctorSection};
 pub use execkit_bash::BashExtras;
 pub use execkit_output::artifact::{ArtifactId, ArtifactStore, ReadOutput, Selection};
 pub use execkit_protocol::ProgressFn;
 pub use execkit_protocol::{Content, Progress, ToolResult};
-pub use toolkit::{CallContext, Doctor, DoctorSection, Toolkit, ToolkitBuilder};
+pub use execkit_tool::{CallContext, Lookup, Notes};
+pub use toolkit::{Toolkit, ToolkitBuilder};
 pub use tools::ToolSpec;

@@ -1,40 +1,36 @@
-//! The Toolkit: configuration, runners and their long-lived state.
+//! The Toolkit: configuration, runners and their long-lived state, and the dispatcher.
 
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use execkit_bash::{BashConfig, BashContext, BashDeps, BashExtras, BashRunner};
 use execkit_eval::{EvalConfig, EvalRunner, ToolCallback};
 use execkit_jobs::{JobConfig, JobTable};
-use execkit_output::artifact::{ArtifactStore, StoreLimits};
-use execkit_output::clamp::{Knob, Limits};
+use execkit_output::artifact::ArtifactStore;
+use execkit_output::clamp::Limits;
+use execkit_process::Supervisor;
 use execkit_process::env::ScrubRules;
-use execkit_process::{Supervisor, SupervisorConfig};
+use execkit_protocol::args::FieldHints;
 use execkit_protocol::bash::BashParams;
 use execkit_protocol::eval::EvalParams;
-use execkit_protocol::job::JobParams;
-use execkit_protocol::{ProgressFn, ToolResult, parse_params};
+use execkit_protocol::{Content, ToolResult, parse_params};
+use execkit_tool::{CallContext, Lookup, Notes};
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::doctor::{self, Doctor, DoctorSection};
+#[cfg(test)]
+use crate::echo;
+use crate::settings::{artifact_store, supervisor_config, toolkit_lookup};
 use crate::tools::{Tool, ToolSpec};
-
-/// Processes one command may have (spec O35's `pids.max`).
-const PIDS_MAX: Knob = Knob { name: "EXECKIT_PIDS_MAX", default: 4096, min: 16, max: 4_194_304 };
 
 /// How often artifact retention runs while the Toolkit lives (O28).
 const GC_INTERVAL: Duration = Duration::from_secs(3600);
-
-/// Per-call context from the front end. Cancelling `cancel` (or dropping the call's future)
-/// kills whatever the call started.
-#[derive(Clone, Default)]
-pub struct CallContext {
-    pub progress: Option<ProgressFn>,
-    pub cancel: CancellationToken,
-}
 
 /// Builds a [`Toolkit`].
 #[derive(Debug, Default)]
@@ -74,95 +70,155 @@ impl ToolkitBuilder {
         self
     }
 
-    /// Reads the `EXECKIT_*` knobs and starts the supervisor. Must run inside a tokio runtime.
+    /// Reads every knob through one lookup and starts the supervisor. Must run inside a tokio
+    /// runtime. A knob that does not parse fails here, naming the knob and what it accepts;
+    /// one out of range is clamped and said in doctor and the first result.
     pub fn build(self) -> Result<Toolkit, String> {
-        let mut own_env: HashMap<String, String> = execkit_process::env::inherited_vars()
-            .into_iter()
-            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-            .collect();
-        own_env.extend(self.vars);
-        let lookup = |name: &str| own_env.get(name).cloned();
-        let mut notes = Vec::new();
-        let limits = Limits::from_lookup(&lookup, &mut notes).map_err(|e| e.to_string())?;
-        let cwd = match self.cwd {
-            Some(cwd) if cwd.is_absolute() => cwd,
-            Some(cwd) => std::env::current_dir().map_err(|e| e.to_string())?.join(cwd),
-            None => std::env::current_dir()
-                .map_err(|e| format!("cannot read the current directory: {e}"))?,
-        };
-        if !cwd.is_dir() {
-            return Err(format!("Working directory is not a directory: {}", cwd.display()));
-        }
+        let lookup = toolkit_lookup(&self.vars);
+        let cwd = base_cwd(self.cwd)?;
         // Every knob is read before anything starts, so a bad value leaves nothing behind.
-        let home = own_env.get("HOME").map(PathBuf::from);
-        let jobs = JobTable::new(
-            JobConfig::from_lookup(
-                &lookup,
-                &mut notes,
-                Duration::from_millis(limits.kill_grace_ms),
-            )
-            .map_err(|e| e.to_string())?,
-        );
-        let mut bash_config = BashConfig::from_lookup(cwd.clone(), &lookup, home.as_deref())
-            .map_err(|e| e.to_string())?;
+        let mut notes = Notes::default();
+        let limits = Limits::from_lookup(&lookup, &mut notes).map_err(|e| e.to_string())?;
+        let mut job_config =
+            JobConfig::from_lookup(&lookup, &mut notes).map_err(|e| e.to_string())?;
+        job_config.kill_grace = Duration::from_millis(limits.kill_grace_ms);
+        let jobs = JobTable::new(job_config);
+        let mut bash_config = bash_config(&lookup, &cwd)?;
         bash_config.one_shot = self.one_shot;
-        let supervisor = Supervisor::start(SupervisorConfig {
-            kill_grace: Duration::from_millis(limits.kill_grace_ms),
-            drain_idle: Duration::from_millis(limits.drain_idle_ms),
-            drain_max: Duration::from_millis(limits.drain_max_ms),
-            subreaper: self.subreaper,
-            use_cgroup: lookup("EXECKIT_NO_CGROUP").as_deref() != Some("1"),
-            memory_max: memory_max(&lookup)?,
-            no_pty: lookup("EXECKIT_NO_PTY").as_deref() == Some("1"),
-            pids_max: PIDS_MAX.read(&lookup, &mut notes).map_err(|e| e.to_string())?,
-        })
-        .map_err(|e| format!("failed to start the process supervisor: {e}"))?;
-        let store_limits = StoreLimits {
-            max_bytes: limits.artifact_max_bytes,
-            store_bytes: limits.artifact_store_bytes,
-            max_age_s: limits.artifact_max_age_s,
-        };
-        let artifact_dir = match lookup("EXECKIT_ARTIFACT_DIR").filter(|d| !d.is_empty()) {
-            Some(dir) => PathBuf::from(dir),
-            None => ArtifactStore::default_dir(),
-        };
-        let artifacts = ArtifactStore::open(&artifact_dir, store_limits).map_err(|e| e.to_string());
+        let eval_config = eval_config(&lookup, &cwd);
+        #[cfg(test)]
+        let echo_config =
+            echo::EchoConfig::from_lookup(&lookup, &mut notes).map_err(|e| e.to_string())?;
+        let supervisor_config = supervisor_config(&limits, &lookup, self.subreaper, &mut notes)
+            .map_err(|e| e.to_string())?;
+        let tool_notes = bash_config.notes.iter().chain(&eval_config.notes).cloned().collect();
+        let supervisor = Supervisor::start(supervisor_config)
+            .map_err(|e| format!("failed to start the process supervisor: {e}"))?;
+        let artifacts = artifact_store(&lookup, &limits);
         let shutdown = CancellationToken::new();
         if let Ok(store) = &artifacts {
             tokio::spawn(collect_garbage(store.clone(), shutdown.clone()));
         }
+        let parts = Parts {
+            lookup,
+            cwd,
+            limits,
+            supervisor,
+            artifacts,
+            jobs,
+            shutdown,
+            #[cfg(test)]
+            echo_config,
+        };
+        Ok(parts.start(bash_config, eval_config, notes, tool_notes))
+    }
+}
+
+/// The base working directory: absolute, relative to the process's, or the process's own.
+fn base_cwd(cwd: Option<PathBuf>) -> Result<PathBuf, String> {
+    let cwd = match cwd {
+        Some(cwd) if cwd.is_absolute() => cwd,
+        Some(cwd) => std::env::current_dir().map_err(|e| e.to_string())?.join(cwd),
+        None => std::env::current_dir()
+            .map_err(|e| format!("cannot read the current directory: {e}"))?,
+    };
+    if !cwd.is_dir() {
+        return Err(format!("Working directory is not a directory: {}", cwd.display()));
+    }
+    Ok(cwd)
+}
+
+/// The variables of the lookup that are text, as the tools' older configuration takes them.
+fn text_vars(lookup: &Lookup) -> HashMap<String, String> {
+    lookup
+        .vars()
+        .filter_map(|(k, v)| Some((k.to_str()?.to_string(), v.to_str()?.to_string())))
+        .collect()
+}
+
+fn bash_config(lookup: &Lookup, cwd: &std::path::Path) -> Result<BashConfig, String> {
+    let home = lookup.get("HOME").map(PathBuf::from);
+    BashConfig::from_lookup(cwd.to_path_buf(), &lookup.as_fn(), home.as_deref())
+        .map_err(|e| e.to_string())
+}
+
+fn eval_config(lookup: &Lookup, cwd: &std::path::Path) -> EvalConfig {
+    let mut eval_config = EvalConfig::from_lookup(cwd.to_path_buf(), &lookup.as_fn());
+    eval_config.base_env = Some(
+        text_vars(lookup)
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into()))
+            .collect::<Vec<(OsString, OsString)>>(),
+    );
+    eval_config.tools =
+        Tool::ALL.iter().filter(|t| **t != Tool::Eval).map(|t| t.name().to_string()).collect();
+    eval_config
+}
+
+/// What the Toolkit has started before its tool runners exist.
+struct Parts {
+    lookup: Lookup,
+    cwd: PathBuf,
+    limits: Limits,
+    supervisor: Supervisor,
+    artifacts: Result<ArtifactStore, String>,
+    jobs: JobTable,
+    shutdown: CancellationToken,
+    #[cfg(test)]
+    echo_config: echo::EchoConfig,
+}
+
+impl Parts {
+    /// Starts the tool runners over the shared parts.
+    fn start(
+        self,
+        bash_config: BashConfig,
+        eval_config: EvalConfig,
+        notes: Notes,
+        tool_notes: Vec<String>,
+    ) -> Toolkit {
         let bash = BashRunner::new(
             bash_config,
             BashDeps {
-                supervisor: supervisor.clone(),
-                artifacts: artifacts.clone(),
-                limits: limits.clone(),
-                scrub_rules: ScrubRules::from_lookup(&lookup),
-                own_env: own_env.clone(),
-                home,
-                jobs: jobs.clone(),
+                supervisor: self.supervisor.clone(),
+                artifacts: self.artifacts.clone(),
+                limits: self.limits.clone(),
+                scrub_rules: ScrubRules::from_lookup(&self.lookup.as_fn()),
+                own_env: text_vars(&self.lookup),
+                home: self.lookup.get("HOME").map(PathBuf::from),
+                jobs: self.jobs.clone(),
             },
         );
-        let mut eval_config = EvalConfig::from_lookup(cwd.clone(), &lookup);
-        eval_config.base_env = Some(
-            own_env
-                .iter()
-                .map(|(k, v)| (k.into(), v.into()))
-                .collect::<Vec<(OsString, OsString)>>(),
-        );
-        eval_config.tools =
-            Tool::ALL.iter().filter(|t| **t != Tool::Eval).map(|t| t.name().to_string()).collect();
+        let mut first_result_notes = notes.clone();
+        tool_notes.into_iter().for_each(|line| first_result_notes.push(line));
         let inner = Arc::new_cyclic(|weak: &Weak<Inner>| {
             let eval = EvalRunner::new(
-                supervisor.clone(),
-                artifacts.clone(),
-                limits.clone(),
+                self.supervisor.clone(),
+                self.artifacts.clone(),
+                self.limits.clone(),
                 eval_config,
                 Some(tool_callback(weak.clone())),
             );
-            Inner { cwd, limits, notes, supervisor, artifacts, bash, eval, jobs, shutdown }
+            Inner {
+                #[cfg(test)]
+                echo: echo::EchoRunner::new(
+                    self.echo_config,
+                    echo::EchoDeps { cwd: self.cwd.clone() },
+                ),
+                cwd: self.cwd,
+                limits: self.limits,
+                notes,
+                first_result_notes,
+                notes_shown: AtomicBool::new(false),
+                supervisor: self.supervisor,
+                artifacts: self.artifacts,
+                bash,
+                eval,
+                jobs: self.jobs,
+                shutdown: self.shutdown,
+            }
         });
-        Ok(Toolkit { inner })
+        Toolkit { inner }
     }
 }
 
@@ -192,64 +248,21 @@ fn tool_callback(toolkit: Weak<Inner>) -> ToolCallback {
     })
 }
 
-/// `EXECKIT_MEMORY_MAX` in bytes (a plain number, or with a K/M/G suffix).
-fn memory_max(lookup: &dyn Fn(&str) -> Option<String>) -> Result<Option<u64>, String> {
-    let Some(raw) = lookup("EXECKIT_MEMORY_MAX").filter(|v| !v.trim().is_empty()) else {
-        return Ok(None);
-    };
-    let text = raw.trim();
-    let (digits, unit) = match text.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
-        Some((at, _)) => text.split_at(at),
-        None => (text, ""),
-    };
-    let shift = match unit.to_ascii_uppercase().trim_end_matches("IB").trim_end_matches('B') {
-        "" => 0,
-        "K" => 10,
-        "M" => 20,
-        "G" => 30,
-        _ => return Err(format!("EXECKIT_MEMORY_MAX={raw:?} is not a size (e.g. 2G, 512M)")),
-    };
-    digits
-        .parse::<u64>()
-        .ok()
-        .and_then(|n| n.checked_mul(1 << shift))
-        .map(Some)
-        .ok_or_else(|| format!("EXECKIT_MEMORY_MAX={raw:?} is not a size (e.g. 2G, 512M)"))
-}
-
-/// What kills this process's children's descendants if it dies by SIGKILL (O41).
-fn watchdog_line(supervisor: &Supervisor) -> String {
-    match (supervisor.watchdog(), supervisor.containment()) {
-        (Err(why), _) => format!("watchdog: off ({why})"),
-        (Ok(pid), execkit_process::Containment::Cgroup { .. }) => format!("watchdog: pid {pid}"),
-        (Ok(pid), execkit_process::Containment::ProcessGroup { .. }) => format!(
-            "watchdog: pid {pid}; without cgroups a `setsid` escapee is in no process group it \
-             knows and can outlive a SIGKILL of execkit"
-        ),
-    }
-}
-
-/// One section of `execkit doctor`.
-#[derive(Debug, Clone)]
-pub struct DoctorSection {
-    pub title: String,
-    pub lines: Vec<String>,
-}
-
-#[derive(Debug, Clone)]
-pub struct Doctor {
-    pub sections: Vec<DoctorSection>,
-}
-
 struct Inner {
     cwd: PathBuf,
     limits: Limits,
-    notes: Vec<String>,
+    /// The Toolkit's own settings notes, shown by doctor.
+    notes: Notes,
+    /// Every settings note, the tools' included: the first result says them once.
+    first_result_notes: Notes,
+    notes_shown: AtomicBool,
     supervisor: Supervisor,
     artifacts: Result<ArtifactStore, String>,
     bash: BashRunner,
     eval: EvalRunner,
     jobs: JobTable,
+    #[cfg(test)]
+    echo: echo::EchoRunner,
     /// Cancelled by `close()`: every call in flight ends as cancelled.
     shutdown: CancellationToken,
 }
@@ -291,57 +304,56 @@ impl Toolkit {
                 known.join(", ")
             ));
         };
-        let CallContext { progress, cancel } = ctx;
+        #[cfg(test)]
+        let echo = &self.inner.echo;
+        let Inner { bash, eval, jobs, .. } = &*self.inner;
+        // One arm per tool, all of one shape: parse the arguments, then the guarded call.
         let mut result = match tool {
-            Tool::Bash => match parse_params::<BashParams>(args) {
-                Ok(params) => {
-                    let bash = &self.inner.bash;
-                    self.guarded(cancel, |cancel| {
-                        bash.call(params, BashExtras::default(), BashContext { progress, cancel })
-                    })
-                    .await
-                }
-                Err(err) => ToolResult::error(err.to_string()),
-            },
-            Tool::Eval => match parse_params::<EvalParams>(args) {
-                Ok(params) => {
-                    let eval = &self.inner.eval;
-                    self.guarded(cancel, |cancel| eval.call(params, progress, cancel)).await
-                }
-                Err(err) => ToolResult::error(err.to_string()),
-            },
-            Tool::Job => match parse_params::<JobParams>(args) {
-                Ok(params) => {
-                    let jobs = &self.inner.jobs;
-                    self.guarded(cancel, |cancel| jobs.call(params, progress, cancel)).await
-                }
-                Err(err) => ToolResult::error(err.to_string()),
-            },
+            Tool::Bash => self.run(args, ctx, async |p, ctx| bash_call(bash, p, ctx).await).await,
+            Tool::Eval => self.run(args, ctx, async |p, ctx| eval_call(eval, p, ctx).await).await,
+            Tool::Job => self.run(args, ctx, async |p, ctx| jobs.call(p, ctx).await).await,
+            #[cfg(test)]
+            Tool::Echo => self.run(args, ctx, async |p, ctx| echo.call(p, ctx).await).await,
         };
         if tool != Tool::Job && !self.inner.shutdown.is_cancelled() {
             self.announce_finished_jobs(&mut result);
         }
+        self.add_settings_notice(&mut result);
         result
     }
 
-    /// Runs one call with a token that fires when the caller cancels, the Toolkit closes, or
-    /// this future is dropped mid-call.
-    async fn guarded<F: Future<Output = ToolResult>>(
+    /// Parses `args` into the tool's params (an argument error is the result), then runs the
+    /// call guarded.
+    async fn run<P: DeserializeOwned + FieldHints>(
         &self,
-        caller: CancellationToken,
-        start: impl FnOnce(CancellationToken) -> F,
+        args: Value,
+        ctx: CallContext,
+        call: impl AsyncFnOnce(P, &CallContext) -> ToolResult,
     ) -> ToolResult {
-        let linked = self.inner.shutdown.child_token();
-        let guard = linked.clone().drop_guard();
-        let work = start(linked.clone());
+        match parse_params::<P>(args) {
+            Ok(params) => self.guarded(ctx, async |ctx| call(params, ctx).await).await,
+            Err(err) => ToolResult::error(err.to_string()),
+        }
+    }
+
+    /// Runs one call with a context whose token fires when the caller cancels, the Toolkit
+    /// closes, or this future is dropped mid-call.
+    async fn guarded(
+        &self,
+        caller: CallContext,
+        call: impl AsyncFnOnce(&CallContext) -> ToolResult,
+    ) -> ToolResult {
+        let linked = caller.with_cancel(self.inner.shutdown.child_token());
+        let guard = linked.cancel.clone().drop_guard();
+        let work = call(&linked);
         tokio::pin!(work);
         let mut forwarded = false;
         let result = loop {
             tokio::select! {
                 result = &mut work => break result,
-                _ = caller.cancelled(), if !forwarded => {
+                _ = caller.cancel.cancelled(), if !forwarded => {
                     forwarded = true;
-                    linked.cancel();
+                    linked.cancel.cancel();
                 }
             }
         };
@@ -349,23 +361,21 @@ impl Toolkit {
         result
     }
 
-    /// J9: one line per finished job that nothing has reported yet, after the result's text.
+    /// One line per finished job that nothing has reported yet, after the result's text (J9).
     fn announce_finished_jobs(&self, result: &mut ToolResult) {
-        let lines = self.inner.jobs.take_announcements();
-        if lines.is_empty() {
+        append_lines(result, &self.inner.jobs.take_announcements());
+    }
+
+    /// Settings that were clamped or ignored, said once per Toolkit in its first result (doctor
+    /// lists them too).
+    fn add_settings_notice(&self, result: &mut ToolResult) {
+        let notes = &self.inner.first_result_notes;
+        if notes.is_empty() || self.inner.notes_shown.swap(true, Ordering::Relaxed) {
             return;
         }
-        let text = lines.join("\n");
-        match result.content.iter_mut().find_map(|c| match c {
-            execkit_protocol::Content::Text { text } => Some(text),
-            _ => None,
-        }) {
-            Some(existing) => {
-                existing.push('\n');
-                existing.push_str(&text);
-            }
-            None => result.content.insert(0, execkit_protocol::Content::text(text)),
-        }
+        let lines: Vec<String> =
+            notes.lines().iter().map(|note| format!("[Setting adjusted: {note}]")).collect();
+        append_lines(result, &lines);
     }
 
     /// Library callers' bash with stdin bytes and unscrubbed extra env (B42).
@@ -375,12 +385,11 @@ impl Toolkit {
         extras: BashExtras,
         ctx: CallContext,
     ) -> ToolResult {
-        let CallContext { progress, cancel } = ctx;
         let bash = &self.inner.bash;
-        let mut result = self
-            .guarded(cancel, |cancel| bash.call(params, extras, BashContext { progress, cancel }))
-            .await;
+        let mut result =
+            self.guarded(ctx, async |ctx| bash_call_with(bash, params, extras, ctx).await).await;
         self.announce_finished_jobs(&mut result);
+        self.add_settings_notice(&mut result);
         result
     }
 
@@ -400,49 +409,24 @@ impl Toolkit {
 
     pub fn doctor(&self) -> Doctor {
         let inner = &self.inner;
-        let mut sections = vec![DoctorSection {
-            title: "execkit".to_string(),
-            lines: vec![
-                format!("version: {}", env!("CARGO_PKG_VERSION")),
-                format!("working directory: {}", inner.cwd.display()),
-            ],
-        }];
-        let containment = match inner.supervisor.containment() {
-            execkit_process::Containment::Cgroup { root } => {
-                format!("containment: cgroup v2 ({})", root.display())
-            }
-            execkit_process::Containment::ProcessGroup { reason } => format!(
-                "containment: process group ({reason}); to enable cgroups run under \
-                 `systemd-run --user --scope -p Delegate=yes execkit mcp`"
+        let mut sections = vec![
+            DoctorSection::new(
+                "execkit",
+                vec![
+                    format!("version: {}", env!("CARGO_PKG_VERSION")),
+                    format!("working directory: {}", inner.cwd.display()),
+                ],
             ),
-        };
-        sections.push(DoctorSection {
-            title: "processes".to_string(),
-            lines: vec![
-                containment,
-                match inner.supervisor.run_dir_note() {
-                    Some(why) => {
-                        format!("run directory: {} ({why})", inner.supervisor.run_dir().display())
-                    }
-                    None => format!("run directory: {}", inner.supervisor.run_dir().display()),
-                },
-                format!("kill grace: {} ms", inner.limits.kill_grace_ms),
-                watchdog_line(&inner.supervisor),
-            ],
-        });
-        sections.push(DoctorSection {
-            title: "artifacts".to_string(),
-            lines: vec![match &inner.artifacts {
-                Ok(store) => format!("directory: {}", store.dir().display()),
-                Err(reason) => format!("off: {reason}"),
-            }],
-        });
-        sections
-            .push(DoctorSection { title: "bash".to_string(), lines: inner.bash.doctor_lines() });
-        sections.push(DoctorSection { title: "eval".to_string(), lines: inner.eval.doctor() });
+            doctor::processes(&inner.supervisor, &inner.limits),
+            doctor::artifacts(&inner.artifacts),
+            DoctorSection::new("bash", inner.bash.doctor_lines()),
+            DoctorSection::new("eval", inner.eval.doctor()),
+            DoctorSection::new("job", inner.jobs.doctor()),
+            #[cfg(test)]
+            DoctorSection::new("echo", inner.echo.doctor()),
+        ];
         if !inner.notes.is_empty() {
-            sections
-                .push(DoctorSection { title: "settings".to_string(), lines: inner.notes.clone() });
+            sections.push(DoctorSection::new("settings", inner.notes.lines().to_vec()));
         }
         Doctor { sections }
     }
@@ -450,7 +434,49 @@ impl Toolkit {
     /// Kills every job and live process tree; returns within kill grace + 1 s.
     pub async fn close(&self) {
         self.inner.shutdown.cancel();
+        #[cfg(test)]
+        self.inner.echo.close().await;
         tokio::join!(self.inner.jobs.close(), self.inner.eval.close());
         self.inner.supervisor.close().await;
     }
+}
+
+/// Adds `lines` after the first text of `result` (or as its first text).
+fn append_lines(result: &mut ToolResult, lines: &[String]) {
+    if lines.is_empty() {
+        return;
+    }
+    let text = lines.join("\n");
+    match result.content.iter_mut().find_map(|c| match c {
+        Content::Text { text } => Some(text),
+        _ => None,
+    }) {
+        Some(existing) => {
+            existing.push('\n');
+            existing.push_str(&text);
+        }
+        None => result.content.insert(0, Content::text(text)),
+    }
+}
+
+// Adapters from the dispatcher's `(params, &CallContext)` to the bash and eval runners'
+// current entry points. They go once those runners take `call(params, &CallContext)` (and bash
+// `call_with(params, extras, &CallContext)`): the arms then call the runners directly.
+
+async fn bash_call(bash: &BashRunner, params: BashParams, ctx: &CallContext) -> ToolResult {
+    bash_call_with(bash, params, BashExtras::default(), ctx).await
+}
+
+async fn bash_call_with(
+    bash: &BashRunner,
+    params: BashParams,
+    extras: BashExtras,
+    ctx: &CallContext,
+) -> ToolResult {
+    let context = BashContext { progress: ctx.progress.clone(), cancel: ctx.cancel.clone() };
+    bash.call(params, extras, context).await
+}
+
+async fn eval_call(eval: &EvalRunner, params: EvalParams, ctx: &CallContext) -> ToolResult {
+    eval.call(params, ctx.progress.clone(), ctx.cancel.clone()).await
 }

@@ -13,16 +13,23 @@ pub enum Tool {
     Bash,
     Eval,
     Job,
+    #[cfg(test)]
+    Echo,
 }
 
 impl Tool {
+    #[cfg(not(test))]
     pub const ALL: [Tool; 3] = [Tool::Bash, Tool::Eval, Tool::Job];
+    #[cfg(test)]
+    pub const ALL: [Tool; 4] = [Tool::Bash, Tool::Eval, Tool::Job, Tool::Echo];
 
     pub fn name(self) -> &'static str {
         match self {
             Tool::Bash => "bash",
             Tool::Eval => "eval",
             Tool::Job => "job",
+            #[cfg(test)]
+            Tool::Echo => "echo",
         }
     }
 
@@ -35,6 +42,8 @@ impl Tool {
             Tool::Bash => BASH_DESCRIPTION,
             Tool::Eval => EVAL_DESCRIPTION,
             Tool::Job => JOB_DESCRIPTION,
+            #[cfg(test)]
+            Tool::Echo => "Repeat a text: the example tool of crates/README.md, for tests only.",
         }
     }
 
@@ -43,6 +52,8 @@ impl Tool {
             Tool::Bash => schema_of::<BashParams>(),
             Tool::Eval => schema_of::<EvalParams>(),
             Tool::Job => schema_of::<JobParams>(),
+            #[cfg(test)]
+            Tool::Echo => schema_of::<crate::echo::EchoParams>(),
         }
     }
 
@@ -188,5 +199,13 @@ mod tests {
         let language = &schema["properties"]["cells"]["items"]["properties"]["language"];
         assert_eq!(language["enum"], serde_json::json!(["py"]), "{schema}");
         assert!(!schema.to_string().contains("`js`"), "{schema}");
+    }
+
+    #[test]
+    fn eval_session_publishes_the_length_the_runtime_enforces() {
+        let schema = Tool::Eval.spec().input_schema;
+        let session = &schema["properties"]["session"];
+        assert_eq!(session["minLength"], 1, "{schema}");
+        assert_eq!(session["maxLength"], 64, "{schema}");
     }
 }

@@ -25,11 +25,11 @@ use anyhow::Context as _;
 use rmcp::ServiceExt as _;
 use tokio_util::sync::CancellationToken;
 
-use crate::run::{self, EXIT_OK, ShutdownSignals};
+use crate::common::{self, EXIT_OK, ShutdownSignals};
 
 pub async fn run(cwd: Option<&Path>) -> anyhow::Result<i32> {
     let mut signals = ShutdownSignals::install()?;
-    let toolkit = run::toolkit(cwd)?;
+    let toolkit = common::toolkit(cwd)?;
     let eof = CancellationToken::new();
     let (stdin, stdout) = rmcp::transport::stdio_pipes();
     let transport = transport::StdioTransport::start(stdin, stdout, eof.clone());

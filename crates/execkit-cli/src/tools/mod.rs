@@ -6,7 +6,7 @@ use clap::{Args, ValueEnum};
 use execkit::ToolSpec;
 use serde_json::{Value, json};
 
-use crate::run::{self, EXIT_OK};
+use crate::common::{self, EXIT_OK};
 
 mod gemini;
 mod openai;
@@ -32,11 +32,11 @@ pub enum Format {
 }
 
 pub async fn run(cwd: Option<&Path>, args: ToolsArgs) -> anyhow::Result<i32> {
-    let toolkit = run::toolkit(cwd)?;
+    let toolkit = common::toolkit(cwd)?;
     let specs = toolkit.tools();
     toolkit.close().await;
     let list: Vec<Value> = specs.iter().map(|spec| render(spec, args.format)).collect();
-    run::print_text(&serde_json::to_string_pretty(&list)?)?;
+    common::print_text(&serde_json::to_string_pretty(&list)?)?;
     Ok(EXIT_OK)
 }
 

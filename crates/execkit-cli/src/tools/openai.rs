@@ -3,7 +3,8 @@
 //! A tool is marked `strict: true` only when its schema can meet strict mode's rules: every
 //! object lists all its properties in `required` (optional ones become nullable) and sets
 //! `additionalProperties: false`. A free-form map (bash `env`) cannot, so such a tool is sent
-//! with `strict: false` and its schema as published.
+//! with `strict: false` and its schema as published. Keywords strict mode does not accept
+//! (string lengths) are left out of a strict schema; the server still enforces them.
 
 use serde_json::{Map, Value, json};
 
@@ -41,6 +42,9 @@ fn strict_capable(schema: &Value) -> bool {
     children(object).all(strict_capable)
 }
 
+/// Keywords of the published schemas that OpenAI's strict mode does not accept.
+const STRICT_UNSUPPORTED: &[&str] = &["minLength", "maxLength"];
+
 fn make_strict(schema: &mut Value) {
     let Some(object) = schema.as_object_mut() else { return };
     if is_object_type(object) && object.get("properties").is_some_and(Value::is_object) {
@@ -60,6 +64,10 @@ fn make_strict(schema: &mut Value) {
         object.insert("required".into(), Value::Array(all));
     }
     object.remove("default");
+    // Strict mode rejects string length keywords; the server checks lengths anyway.
+    for keyword in STRICT_UNSUPPORTED {
+        object.remove(*keyword);
+    }
     for key in ["items", "anyOf"] {
         if let Some(sub) = object.get_mut(key) {
             match sub {

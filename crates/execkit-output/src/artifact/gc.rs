@@ -2,8 +2,7 @@
 //! takes the artifact's lock non-blocking first, so a stream being written is never deleted,
 //! and `gc.lock` makes concurrent processes take turns.
 
-use std::fs::{self, OpenOptions};
-use std::os::unix::fs::OpenOptionsExt;
+use std::fs;
 use std::time::{Duration, SystemTime};
 
 use super::{ArtifactId, ArtifactMeta, ArtifactStore, GcReport, fsutil};
@@ -35,13 +34,7 @@ pub(super) fn scan(store: &ArtifactStore) -> Vec<Entry> {
 
 pub(super) fn run(store: &ArtifactStore, now: u64) -> GcReport {
     let mut report = GcReport::default();
-    let lock = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(store.dir().join("gc.lock"));
+    let lock = fsutil::open_lock_file(&store.dir().join("gc.lock"));
     let Ok(lock) = lock else { return report };
     if !fsutil::try_lock(&lock, fsutil::Lock::Exclusive).unwrap_or(false) {
         report.skipped_locked = true;

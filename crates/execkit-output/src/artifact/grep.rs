@@ -31,7 +31,7 @@ impl Emitter<'_> {
         if self.context > 0 && self.last.is_some_and(|(n, _)| n + 1 < number) {
             self.out.push_str("--\n");
         }
-        let line = super::read::display_line(&self.text[start..end]);
+        let line = super::render::display_line(&self.text[start..end]).0;
         self.out.push_str(&number.to_string());
         self.out.push(sep);
         self.out.push_str(&line);

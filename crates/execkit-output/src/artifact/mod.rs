@@ -4,7 +4,6 @@
 //! `flock(LOCK_EX)` on the `.out` for their whole life, so GC (which only takes locks
 //! non-blocking) never deletes a stream that is still being written.
 
-mod fsutil;
 mod gc;
 mod grep;
 mod id;
@@ -20,12 +19,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use execkit_tool::Lookup;
 use serde::{Deserialize, Serialize};
 
 pub(crate) use render::{back, put_char, render_line};
 pub use writer::{ArtifactWriter, WriteOutcome};
 
-use crate::notice;
+use crate::{fsutil, notice};
 
 /// Eight lowercase hex digits.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -65,7 +65,7 @@ impl ArtifactError {
     }
 }
 
-/// Store-wide limits (O6).
+/// Store-wide limits: one artifact's cap, the store's total, the age retention removes at (O6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StoreLimits {
     pub max_bytes: u64,
@@ -74,7 +74,7 @@ pub struct StoreLimits {
 }
 
 impl StoreLimits {
-    /// The store knobs of the O6 limits.
+    /// The store's part of the limits.
     pub fn from_limits(limits: &crate::clamp::Limits) -> StoreLimits {
         StoreLimits {
             max_bytes: limits.artifact_max_bytes,
@@ -103,7 +103,7 @@ pub struct Gap {
     pub bytes: u64,
 }
 
-/// The `<id>.json` metadata (O26).
+/// The `<id>.json` metadata kept beside each artifact's output (O26).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ArtifactMeta {
     pub id: ArtifactId,
@@ -125,7 +125,7 @@ pub struct ArtifactMeta {
     pub gap: Option<Gap>,
 }
 
-/// A read selector (O29).
+/// Which part of an artifact a read returns (O29).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Selection {
     Whole,
@@ -156,12 +156,13 @@ pub struct ArtifactStore {
 }
 
 impl ArtifactStore {
-    /// `EXECKIT_ARTIFACT_DIR`, else `~/.execkit/artifacts`.
-    pub fn default_dir() -> PathBuf {
-        if let Some(dir) = std::env::var_os("EXECKIT_ARTIFACT_DIR").filter(|d| !d.is_empty()) {
+    /// `EXECKIT_ARTIFACT_DIR`, else `$HOME/.execkit/artifacts` (the temporary directory when
+    /// `HOME` is unset), both read from the Toolkit's lookup.
+    pub fn default_dir(lookup: &Lookup) -> PathBuf {
+        if let Some(dir) = lookup.non_empty("EXECKIT_ARTIFACT_DIR") {
             return PathBuf::from(dir);
         }
-        let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
+        let home = lookup.non_empty("HOME").map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
         home.join(".execkit").join("artifacts")
     }
 
@@ -373,14 +374,8 @@ impl ArtifactStore {
 
     /// Replaces `<id>.json` atomically: a fresh 0600 file renamed over the old one.
     pub(crate) fn write_meta(&self, meta: &ArtifactMeta) -> io::Result<()> {
-        let tmp = self.dir.join(format!(".{}.json.tmp", meta.id));
-        match fs::remove_file(&tmp) {
-            Err(err) if err.kind() != io::ErrorKind::NotFound => return Err(err),
-            _ => {}
-        }
-        let mut file = fsutil::create_private(&tmp)?;
-        serde_json::to_writer(&mut file, meta).map_err(io::Error::other)?;
-        fs::rename(&tmp, self.json_file(&meta.id))
+        let json = serde_json::to_vec(meta).map_err(io::Error::other)?;
+        fsutil::write_private(&self.json_file(&meta.id), &json)
     }
 }
 

@@ -11,7 +11,7 @@ use super::{
 };
 use crate::clamp::{HEAD_BYTES, HEAD_LINES, LINE_BYTES, TAIL_BYTES, TAIL_LINES};
 use crate::notice;
-use crate::truncate::{Truncation, cut_line, truncate_head, truncate_middle, truncate_tail};
+use crate::truncate::{Truncation, truncate_head, truncate_middle, truncate_tail};
 
 /// Lines per page of a paged read: the default tail window, so one page fits one result.
 const PAGE_LINES: u64 = TAIL_LINES.default;
@@ -99,11 +99,6 @@ pub(super) fn read(
     Ok(ReadOutput::Text(text.strip_suffix('\n').map(str::to_string).unwrap_or(text)))
 }
 
-/// One stored line as shown: overwrite rule, then the per-line cut.
-pub(super) fn display_line(raw: &str) -> String {
-    shown_line(raw, None).text
-}
-
 pub(super) fn fast_grep(
     text: &str,
     pattern: &str,
@@ -141,13 +136,7 @@ fn grep_page(found: &super::grep::Found, total: u64, capped: Option<(&super::Gap
 }
 
 fn shown_line(raw: &str, number: Option<u64>) -> Shown {
-    let (content, lf) = match raw.strip_suffix('\n') {
-        Some(content) => (content, "\n"),
-        None => (raw, ""),
-    };
-    let rendered = super::render_line(content);
-    let (mut text, cut) = cut_line(&rendered, LINE_BYTES.default as usize);
-    text.push_str(lf);
+    let (text, cut) = super::render::display_line(raw);
     Shown { number, text, cut }
 }
 

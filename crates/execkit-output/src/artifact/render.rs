@@ -63,6 +63,20 @@ pub(crate) fn render_line(line: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// One stored line as shown: the overwrite rule, then the per-line cut to the default line
+/// cap; the line feed, when there was one, is kept. Returns the text and the bytes cut off.
+pub(crate) fn display_line(raw: &str) -> (String, u64) {
+    let (content, lf) = match raw.strip_suffix('\n') {
+        Some(content) => (content, "\n"),
+        None => (raw, ""),
+    };
+    let rendered = render_line(content);
+    let (mut text, cut) =
+        crate::truncate::cut_line(&rendered, crate::clamp::LINE_BYTES.default as usize);
+    text.push_str(lf);
+    (text, cut)
+}
+
 #[cfg(test)]
 mod tests {
     use super::render_line;

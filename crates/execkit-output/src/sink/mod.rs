@@ -38,7 +38,7 @@ pub struct SinkConfig {
 }
 
 impl SinkConfig {
-    /// The default window from the O6 knobs.
+    /// The default window: head and tail sizes from the output knobs (O6).
     pub fn from_limits(limits: &Limits) -> SinkConfig {
         SinkConfig {
             head_bytes: limits.head_bytes,
@@ -120,9 +120,11 @@ pub struct TruncationReport {
 /// What a finished sink hands the tool.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SinkSummary {
-    /// The window (head, O20 marker, tail), or the O14 binary notice. Empty when no output.
+    /// The window (head, the omitted-lines marker, tail; O20), or the binary-stream notice
+    /// (O14). Empty when there was no output.
     pub body: String,
-    /// The O21 footer line, when something was omitted or cut (or an artifact failed).
+    /// The footer line saying what is not shown and where it is (O21), when something was
+    /// omitted or cut (or an artifact failed).
     pub footer: Option<String>,
     pub binary: bool,
     pub totals: SinkTotals,

@@ -1,18 +1,22 @@
-//! The `job` tool: cancel, poll and list (J10–J16).
+//! The `job` tool's runner: the job table serves cancel, poll and list (J10–J16).
 
 use std::time::{Duration, Instant};
 
 use execkit_output::truncate::truncate_tail;
 use execkit_protocol::job::JobParams;
-use execkit_protocol::{ArgError, Content, Progress, ProgressFn, ToolResult};
+use execkit_protocol::{Progress, ProgressFn, ToolResult};
+use execkit_tool::CallContext;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::render::{header, job_json, last_line, last_lines, list_lines, summary};
-use crate::table::{JobState, JobTable};
+use crate::job::JobState;
+use crate::render::{
+    header, job_json, last_line, last_lines, list_lines, not_found, outcome_words, summary,
+};
+use crate::request::{Request, validate};
+use crate::result::JobOutcome;
+use crate::table::JobTable;
 
-/// At most this many ids in one list (J10).
-const MAX_IDS: usize = 100;
 /// Lines of a running job's output shown by a poll.
 const RUNNING_TAIL_LINES: usize = 10;
 /// When several jobs finish together, each result is cut to its end (J12).
@@ -23,127 +27,90 @@ const WAIT_PROGRESS_EVERY: Duration = Duration::from_secs(1);
 /// A cancel waits this long beyond the kill grace for the job to end (J11).
 const CANCEL_SLACK: Duration = Duration::from_millis(500);
 
-/// A validated `job` call.
-struct Request {
-    poll: Option<Vec<u64>>,
-    cancel: Vec<u64>,
-    list: bool,
-}
-
-fn parse_ids(field: &str, ids: Option<Vec<String>>) -> Result<Option<Vec<u64>>, ArgError> {
-    let Some(ids) = ids else { return Ok(None) };
-    if ids.len() > MAX_IDS {
-        return Err(ArgError::new(field, format!("at most {MAX_IDS} job ids (got {})", ids.len())));
-    }
-    let mut out: Vec<u64> = Vec::new();
-    for (i, id) in ids.iter().enumerate() {
-        let number = id
-            .strip_prefix("bg_")
-            .filter(|n| (1..=9).contains(&n.len()) && n.bytes().all(|b| b.is_ascii_digit()))
-            .and_then(|n| n.parse().ok())
-            .ok_or_else(|| {
-                ArgError::new(
-                    format!("{field}[{i}]"),
-                    format!(
-                        "{} is not a job id (expected bg_<n>)",
-                        serde_json::Value::from(id.as_str())
-                    ),
-                )
-            })?;
-        if !out.contains(&number) {
-            out.push(number);
-        }
-    }
-    Ok(Some(out))
-}
-
-fn validate(params: JobParams) -> Result<Request, ArgError> {
-    let list = params.list.unwrap_or(false);
-    if list && (params.poll.is_some() || params.cancel.is_some()) {
-        return Err(ArgError::new("list", "cannot be combined with \"poll\" or \"cancel\""));
-    }
-    let poll = parse_ids("poll", params.poll)?;
-    let cancel = parse_ids("cancel", params.cancel)?.unwrap_or_default();
-    Ok(Request { poll, cancel, list })
-}
-
-fn not_found(id: u64, table: &JobTable) -> String {
-    format!("bg_{id}: not found (finished jobs are kept {} s)", table.config().retention.as_secs())
-}
-
 impl JobTable {
     /// Serves one `job` call.
-    pub async fn call(
-        &self,
-        params: JobParams,
-        progress: Option<ProgressFn>,
-        cancel: CancellationToken,
-    ) -> ToolResult {
+    pub async fn call(&self, params: JobParams, ctx: &CallContext) -> ToolResult {
         let request = match validate(params) {
             Ok(request) => request,
             Err(err) => return ToolResult::error(err.to_string()),
         };
         let started = Instant::now();
-        if request.list {
-            return self.list(started);
-        }
-        let mut text = Vec::new();
-        let mut is_error = false;
-        let mut cancelled_json = Vec::new();
+        let outcome = if request.list {
+            self.list(started)
+        } else {
+            self.cancel_and_poll(request, ctx, started).await
+        };
+        outcome.into_result()
+    }
+
+    /// What `execkit doctor` shows about the job tool.
+    pub fn doctor(&self) -> Vec<String> {
+        let config = self.config();
+        vec![
+            format!("running: {} (at most {})", self.running(), config.max_running),
+            format!("finished jobs kept: {} s", config.retention.as_secs()),
+            format!("poll waits up to: {} s", config.wait.as_secs()),
+        ]
+    }
+
+    /// Cancels the ids of `cancel`, then (unless only cancelling) waits for and shows the
+    /// watched jobs.
+    async fn cancel_and_poll(
+        &self,
+        request: Request,
+        ctx: &CallContext,
+        started: Instant,
+    ) -> JobOutcome {
+        let mut outcome = JobOutcome::new(started);
         if !request.cancel.is_empty() {
             let report_now = request.poll.is_none();
-            let (lines, outcomes, failed) = self.cancel_jobs(&request.cancel, report_now).await;
-            is_error |= failed;
-            text.push(format!("## Cancelled ({})", request.cancel.len()));
-            text.extend(lines);
-            cancelled_json = outcomes;
+            let (lines, cancelled, failed) = self.cancel_jobs(&request.cancel, report_now).await;
+            outcome.is_error |= failed;
+            outcome.text.push(format!("## Cancelled ({})", request.cancel.len()));
+            outcome.text.extend(lines);
+            outcome.cancelled = cancelled;
             if request.poll.is_none() {
-                let jobs = self.jobs_json(&request.cancel);
-                return finish(text, is_error, jobs, Some(cancelled_json), started);
+                outcome.jobs = self.jobs_json(&request.cancel);
+                return outcome;
             }
         }
         let (watched, unknown) = self.watched(request.poll.as_deref());
         if watched.is_empty() && unknown.is_empty() {
-            text.push("No background jobs are running.".to_string());
-            let cancelled = (!cancelled_json.is_empty()).then_some(cancelled_json);
-            return finish(text, is_error, Vec::new(), cancelled, started);
+            outcome.text.push("No background jobs are running.".to_string());
+            return outcome;
         }
-        let finished_any = self.wait_for(&watched, progress, &cancel, started).await;
+        let finished_any =
+            self.wait_for(&watched, ctx.progress.clone(), &ctx.cancel, started).await;
         if !finished_any && !watched.is_empty() {
-            let first = if cancel.is_cancelled() {
+            let first = if ctx.cancel.is_cancelled() {
                 format!("The wait was cancelled after {:.1} s.", started.elapsed().as_secs_f64())
             } else {
                 format!("No watched job finished within {} s.", self.config().wait.as_secs())
             };
-            text.insert(0, first);
+            outcome.text.insert(0, first);
         }
-        is_error |= !unknown.is_empty();
+        outcome.is_error |= !unknown.is_empty();
         // An id also cancelled in this call already has its "not found" line.
         let unseen = unknown.iter().filter(|id| !request.cancel.contains(id));
-        text.extend(unseen.map(|id| not_found(*id, self)));
-        is_error |= self.render_poll(&watched, &mut text);
-        let jobs = self.jobs_json(&watched);
-        let cancelled = (!cancelled_json.is_empty()).then_some(cancelled_json);
-        finish(text, is_error, jobs, cancelled, started)
+        let retention = self.config().retention;
+        outcome.text.extend(unseen.map(|id| not_found(*id, retention)));
+        outcome.is_error |= self.render_poll(&watched, &mut outcome.text);
+        outcome.jobs = self.jobs_json(&watched);
+        outcome
     }
 
-    fn list(&self, started: Instant) -> ToolResult {
+    fn list(&self, started: Instant) -> JobOutcome {
+        let mut outcome = JobOutcome::new(started);
         let state = self.lock();
         let jobs: Vec<_> = state.jobs.values().rev().collect();
         if jobs.is_empty() {
-            return finish(
-                vec!["No background jobs.".to_string()],
-                false,
-                Vec::new(),
-                None,
-                started,
-            );
+            outcome.text.push("No background jobs.".to_string());
+            return outcome;
         }
-        let mut text = vec![format!("## Jobs ({})", jobs.len())];
-        text.extend(list_lines(&jobs));
-        let json = jobs.iter().map(|j| job_json(j)).collect();
-        drop(state);
-        finish(text, false, json, None, started)
+        outcome.text.push(format!("## Jobs ({})", jobs.len()));
+        outcome.text.extend(list_lines(&jobs));
+        outcome.jobs = jobs.iter().map(|j| job_json(j)).collect();
+        outcome
     }
 
     /// Cancels each id, then waits for them to end (≤ grace + 0.5 s).
@@ -188,7 +155,7 @@ impl JobTable {
             let (line, outcome) = match state.jobs.get_mut(id) {
                 None => {
                     is_error = true;
-                    (not_found(*id, self), "not_found")
+                    (not_found(*id, self.config().retention), "not_found")
                 }
                 Some(job) if was_running.contains(id) => {
                     job.reported |= report_now;
@@ -201,10 +168,7 @@ impl JobTable {
                     // Reporting a job that ended badly is an error result (J14).
                     is_error |= job.state() != JobState::Completed;
                     (
-                        format!(
-                            "bg_{id}: already finished ({})",
-                            crate::render::outcome_words(job)
-                        ),
+                        format!("bg_{id}: already finished ({})", outcome_words(job)),
                         "already_finished",
                     )
                 }
@@ -352,23 +316,5 @@ impl JobTable {
     fn jobs_json(&self, ids: &[u64]) -> Vec<Value> {
         let state = self.lock();
         ids.iter().filter_map(|id| state.jobs.get(id)).map(job_json).collect()
-    }
-}
-
-fn finish(
-    text: Vec<String>,
-    is_error: bool,
-    jobs: Vec<Value>,
-    cancelled: Option<Vec<Value>>,
-    started: Instant,
-) -> ToolResult {
-    let mut structured = json!({"jobs": jobs, "waited_ms": started.elapsed().as_millis() as u64});
-    if let (Some(cancelled), Some(object)) = (cancelled, structured.as_object_mut()) {
-        object.insert("cancelled".to_string(), Value::Array(cancelled));
-    }
-    ToolResult {
-        content: vec![Content::text(text.join("\n"))],
-        structured_content: Some(structured),
-        is_error,
     }
 }

@@ -1,16 +1,13 @@
-//! Process-level plumbing shared by the subcommands: the runtime, the Toolkit, exit statuses and
-//! the shutdown signals.
+//! Process-level plumbing shared by the subcommands: the Toolkit, exit statuses, the shutdown
+//! signals and stdout.
 
 use std::fmt;
 use std::io::Write as _;
 use std::path::Path;
-use std::time::Duration;
 
 use anyhow::Context as _;
 use execkit::Toolkit;
 use tokio::signal::unix::{Signal, SignalKind, signal};
-
-use crate::{Cli, Command};
 
 pub const EXIT_OK: i32 = 0;
 /// The tool reported `isError`, or the thing asked for was not found.
@@ -33,50 +30,6 @@ impl std::error::Error for UsageError {}
 /// Returns a usage error (exit status 2) with `message`.
 pub fn usage<T>(message: impl Into<String>) -> anyhow::Result<T> {
     Err(UsageError(message.into()).into())
-}
-
-/// How long runtime shutdown may wait for stray blocking tasks. A blocking read on a terminal
-/// stdin cannot be interrupted (tokio's stdin runs on the blocking pool), and must not keep the
-/// process alive after the Toolkit has closed.
-const RUNTIME_SHUTDOWN: Duration = Duration::from_secs(1);
-
-/// Runs the parsed command line and returns the process exit status.
-pub fn main(cli: Cli) -> i32 {
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(runtime) => runtime,
-        Err(err) => {
-            eprintln!("execkit: failed to start the async runtime: {err}");
-            return EXIT_FAILURE;
-        }
-    };
-    let code = runtime.block_on(dispatch(cli));
-    runtime.shutdown_timeout(RUNTIME_SHUTDOWN);
-    code
-}
-
-async fn dispatch(cli: Cli) -> i32 {
-    let cwd = cli.cwd.as_deref();
-    let result = match cli.command {
-        Command::Mcp => crate::mcp::run(cwd).await,
-        Command::Call(args) => crate::call::run(cwd, args).await,
-        Command::Bash(args) => crate::bash::run(cwd, args).await,
-        Command::Eval(args) => crate::eval::run(cwd, args).await,
-        Command::Tools(args) => crate::tools::run(cwd, args).await,
-        Command::Artifact(args) => crate::artifact::run(cwd, args).await,
-        Command::Doctor => crate::doctor::run(cwd).await,
-    };
-    match result {
-        Ok(code) => code,
-        Err(err) => {
-            if let Some(usage) = err.downcast_ref::<UsageError>() {
-                eprintln!("execkit: {usage}");
-                EXIT_USAGE
-            } else {
-                eprintln!("execkit: {err:#}");
-                EXIT_FAILURE
-            }
-        }
-    }
 }
 
 /// Builds the Toolkit every subcommand goes through. The binary is a child subreaper (O36).

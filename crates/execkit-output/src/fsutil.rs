@@ -1,10 +1,46 @@
-//! The few raw file operations the store needs: exclusive creation, `flock`, the owner check.
+//! Raw file operations: private (0600) files, `flock`, the owner check, read-only mappings.
+//!
+//! [`write_private`] is the one way execkit writes a private file; the rest serves the
+//! artifact store.
 
 use std::fs::{File, OpenOptions};
-use std::io;
+use std::io::{self, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Replaces `path` with `bytes` as a private file (mode 0600): written to a fresh temporary
+/// file in the same directory, which no other writer in any process shares, then renamed over
+/// `path`, so a reader sees the old contents or the new, never a half-written file. A symlink
+/// at the temporary name is never followed.
+pub fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    static WRITES: AtomicU64 = AtomicU64::new(0);
+    let name = path.file_name().ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))?;
+    let n = WRITES.fetch_add(1, Ordering::Relaxed);
+    let tmp =
+        path.with_file_name(format!(".{}.{}.{n}.tmp", name.to_string_lossy(), std::process::id()));
+    let written = create_private(&tmp).and_then(|mut file| file.write_all(bytes));
+    match written.and_then(|()| std::fs::rename(&tmp, path)) {
+        Ok(()) => Ok(()),
+        Err(err) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(err)
+        }
+    }
+}
+
+/// Opens (creating when missing, never truncating) a 0600 file without following a symlink:
+/// the shape of a lock file.
+pub(crate) fn open_lock_file(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+}
 
 /// `O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC`, mode 0600 (O24). Never chmod-ed afterwards.
 pub(crate) fn create_private(path: &Path) -> io::Result<File> {
@@ -115,5 +151,23 @@ impl Drop for Mapped {
             // outlives `self`.
             unsafe { libc::munmap(self.ptr, self.len) };
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::write_private;
+
+    #[test]
+    fn write_private_replaces_the_file_with_mode_0600_and_leaves_no_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.json");
+        write_private(&path, b"old").unwrap();
+        write_private(&path, b"new").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"new");
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 }
