@@ -15,7 +15,8 @@ use crate::jobs::{job_end, label};
 use crate::launch::LaunchedInfo;
 use crate::progress::Observer;
 use crate::request::Request;
-use crate::runner::{BashContext, BashExtras, BashRunner, mark_cancelled_kill};
+use crate::runner::{BashExtras, BashRunner, mark_cancelled_kill};
+use execkit_tool::CallContext;
 
 /// A foreground run in flight, as handed to a job.
 struct Running {
@@ -51,7 +52,7 @@ impl BashRunner {
         request: Request,
         bash: PathBuf,
         extras: BashExtras,
-        ctx: BashContext,
+        ctx: &CallContext,
         after: Duration,
     ) -> ToolResult {
         let launched = match self.launch(&request, bash, extras, false).await {

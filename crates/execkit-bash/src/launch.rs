@@ -223,7 +223,7 @@ impl BashRunner {
             request,
             outcome,
             summary: sink.finish(),
-            base_cwd: &inner.config.base_cwd,
+            base_cwd: &inner.deps.cwd,
             final_cwd,
             containment: inner.deps.supervisor.containment().as_str(),
             scrubbed: launched.scrubbed,
@@ -284,12 +284,11 @@ impl BashRunner {
     /// Layers 1 to 4 of O44 and `EXECKIT=1`: inherited, removals, scrub, snapshot, hardening.
     fn layered_env(&self, snapshot: Option<&Snapshot>) -> EnvBuilder {
         let inner = &self.inner;
-        let mut env = EnvBuilder::from_vars(
-            inner.deps.own_env.iter().map(|(k, v)| (OsString::from(k), OsString::from(v))),
-        );
+        let mut env =
+            EnvBuilder::from_vars(inner.deps.lookup.vars().map(|(k, v)| (k.clone(), v.clone())));
         env.remove_shell_state();
         if inner.config.scrub {
-            env.scrub(&inner.deps.scrub_rules);
+            env.scrub(&inner.derived.scrub_rules);
         }
         if let Some(snapshot) = snapshot {
             env.overlay(snapshot.vars.iter().cloned());

@@ -26,5 +26,5 @@ mod rules;
 mod runner;
 mod snapshot;
 
-pub use config::{BashConfig, LingeringPolicy, SnapshotMode, find_on_path};
-pub use runner::{BashContext, BashDeps, BashExtras, BashRunner};
+pub use config::{BashConfig, LingeringPolicy, SnapshotMode};
+pub use runner::{BashDeps, BashExtras, BashRunner};

@@ -176,10 +176,7 @@ impl Finished<'_> {
         let outcome_line = if let Some((_, line)) = &wait_texts {
             Some(line.clone())
         } else if timed_out {
-            Some(format!(
-                "[Command timed out after {} seconds]",
-                request.timeout.secs.unwrap_or_default()
-            ))
+            Some(timed_out_line(request.timeout.secs.unwrap_or_default()))
         } else if cancelled {
             Some("[Command cancelled]".to_string())
         } else if outcome.oom {
@@ -389,6 +386,12 @@ fn lingering_line(procs: &[Lingering], action: &LingeringAction) -> Option<Strin
     Some(format!("[{count} still running after the command exited: {list}. {what}]"))
 }
 
+/// `[Command timed out after 1 second]`, `[Command timed out after 300 seconds]`.
+fn timed_out_line(secs: u64) -> String {
+    let unit = if secs == 1 { "second" } else { "seconds" };
+    format!("[Command timed out after {secs} {unit}]")
+}
+
 /// A call blocked by a rule (B12).
 pub(crate) fn blocked_result(rule_id: &str, text: String) -> ToolResult {
     ToolResult {
@@ -404,5 +407,16 @@ pub(crate) fn start_failed_result(text: &str) -> ToolResult {
         content: vec![Content::text(text)],
         structured_content: Some(json!({"state": "start_failed", "exit_code": null})),
         is_error: true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_second_is_singular() {
+        assert_eq!(timed_out_line(1), "[Command timed out after 1 second]");
+        assert_eq!(timed_out_line(300), "[Command timed out after 300 seconds]");
     }
 }

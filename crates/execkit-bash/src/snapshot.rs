@@ -1,6 +1,5 @@
 //! The shell snapshot (B17, B18): the variables the user's login shell adds, captured once.
 
-use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -9,6 +8,7 @@ use std::time::{Duration, Instant};
 use execkit_process::env::{EnvBuilder, ScrubRules, is_credential};
 use execkit_process::run::{RunEnd, RunLimits, RunObserver, run};
 use execkit_process::{CancellationToken, SpawnSpec, Supervisor};
+use execkit_tool::Lookup;
 
 /// How long the login shell may take (B17): rc files that take longer are not worth waiting for.
 pub(crate) const SNAPSHOT_BUDGET: Duration = Duration::from_secs(3);
@@ -82,12 +82,12 @@ impl RunObserver for Capture {
 pub(crate) async fn capture(
     supervisor: &Supervisor,
     bash: &Path,
-    own: &HashMap<String, String>,
+    own: &Lookup,
     rules: &ScrubRules,
     cwd: PathBuf,
     full: bool,
 ) -> Snapshot {
-    let shell = login_shell(own.get("SHELL").map(String::as_str), bash);
+    let shell = login_shell(own.get("SHELL"), bash);
     let shell_name = shell.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
     // Full mode needs bash; other login shells still give their environment.
     let mut full_fallback = None;
@@ -103,7 +103,7 @@ pub(crate) async fn capture(
              set +o | grep -Ev ' ({FULL_DROPPED_OPTIONS})$'"
         ));
     }
-    let mut env = EnvBuilder::from_vars(own.iter().map(|(k, v)| (k.into(), v.into())));
+    let mut env = EnvBuilder::from_vars(own.vars().map(|(k, v)| (k.clone(), v.clone())));
     env.remove_shell_state();
     let spec = SpawnSpec {
         program: shell.clone(),
@@ -181,7 +181,7 @@ async fn prepare_replay(
     bash: &Path,
     part: &[u8],
     vars: &[(OsString, OsString)],
-    own: &HashMap<String, String>,
+    own: &Lookup,
 ) -> Result<PathBuf, String> {
     if part.len() > FULL_MAX_BYTES {
         return Err(format!("snapshot {} KiB exceeds 512 KiB", part.len().div_ceil(1024)));
@@ -214,9 +214,9 @@ async fn time_bash(
     bash: &Path,
     script: &str,
     vars: &[(OsString, OsString)],
-    own: &HashMap<String, String>,
+    own: &Lookup,
 ) -> Option<Duration> {
-    let mut env = EnvBuilder::from_vars(own.iter().map(|(k, v)| (k.into(), v.into())));
+    let mut env = EnvBuilder::from_vars(own.vars().map(|(k, v)| (k.clone(), v.clone())));
     env.remove_shell_state();
     env.overlay(vars.iter().cloned());
     env.harden();
@@ -235,14 +235,8 @@ async fn time_bash(
         .then(|| started.elapsed())
 }
 
-fn keep(
-    name: &str,
-    value: &str,
-    own: &HashMap<String, String>,
-    hardened: &EnvBuilder,
-    rules: &ScrubRules,
-) -> bool {
-    if own.get(name).is_some_and(|v| v == value) || name.is_empty() {
+fn keep(name: &str, value: &str, own: &Lookup, hardened: &EnvBuilder, rules: &ScrubRules) -> bool {
+    if own.get(name) == Some(value) || name.is_empty() {
         return false;
     }
     if DROPPED.contains(&name) || DROPPED_PREFIXES.iter().any(|p| name.starts_with(p)) {

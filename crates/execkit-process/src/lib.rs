@@ -28,6 +28,7 @@ pub mod run;
 mod rundir;
 mod saved_env;
 mod scrub;
+mod search_path;
 mod spawn;
 mod spawner;
 mod supervisor;
@@ -36,6 +37,7 @@ mod vfork;
 mod watchdog;
 
 pub use pty::{PtyHandle, PtySize, PtyUnavailable, TermMode};
+pub use search_path::find_on_path;
 pub use spawn::{
     Child, ExitStatus, OutputPipe, SpawnError, SpawnSpec, StdinMode, StdinPipe, signal_name,
 };

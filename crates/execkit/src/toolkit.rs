@@ -6,12 +6,11 @@ use std::path::PathBuf;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use execkit_bash::{BashConfig, BashContext, BashDeps, BashExtras, BashRunner};
+use execkit_bash::{BashConfig, BashDeps, BashExtras, BashRunner};
 use execkit_eval::{EvalConfig, EvalRunner, ToolCallback};
 use execkit_jobs::{JobConfig, JobTable};
 use execkit_output::artifact::{ArtifactStore, StoreLimits};
 use execkit_output::clamp::{Knob, Limits};
-use execkit_process::env::ScrubRules;
 use execkit_process::{Supervisor, SupervisorConfig};
 use execkit_protocol::bash::BashParams;
 use execkit_protocol::eval::EvalParams;
@@ -94,7 +93,6 @@ impl ToolkitBuilder {
             return Err(format!("Working directory is not a directory: {}", cwd.display()));
         }
         // Every knob is read before anything starts, so a bad value leaves nothing behind.
-        let home = own_env.get("HOME").map(PathBuf::from);
         let jobs = JobTable::new(
             JobConfig::from_lookup(
                 &lookup,
@@ -103,8 +101,11 @@ impl ToolkitBuilder {
             )
             .map_err(|e| e.to_string())?,
         );
-        let mut bash_config = BashConfig::from_lookup(cwd.clone(), &lookup, home.as_deref())
-            .map_err(|e| e.to_string())?;
+        let bash_lookup = execkit_tool::Lookup::from_vars(own_env.clone());
+        let mut bash_notes = execkit_tool::Notes::default();
+        let mut bash_config =
+            BashConfig::from_lookup(&bash_lookup, &mut bash_notes).map_err(|e| e.to_string())?;
+        notes.extend(bash_notes.lines().iter().cloned());
         bash_config.one_shot = self.one_shot;
         let supervisor = Supervisor::start(SupervisorConfig {
             kill_grace: Duration::from_millis(limits.kill_grace_ms),
@@ -137,9 +138,8 @@ impl ToolkitBuilder {
                 supervisor: supervisor.clone(),
                 artifacts: artifacts.clone(),
                 limits: limits.clone(),
-                scrub_rules: ScrubRules::from_lookup(&lookup),
-                own_env: own_env.clone(),
-                home,
+                lookup: bash_lookup,
+                cwd: cwd.clone(),
                 jobs: jobs.clone(),
             },
         );
@@ -296,8 +296,8 @@ impl Toolkit {
             Tool::Bash => match parse_params::<BashParams>(args) {
                 Ok(params) => {
                     let bash = &self.inner.bash;
-                    self.guarded(cancel, |cancel| {
-                        bash.call(params, BashExtras::default(), BashContext { progress, cancel })
+                    self.guarded(cancel, |cancel| async move {
+                        bash.call(params, &execkit_tool::CallContext { progress, cancel }).await
                     })
                     .await
                 }
@@ -378,7 +378,10 @@ impl Toolkit {
         let CallContext { progress, cancel } = ctx;
         let bash = &self.inner.bash;
         let mut result = self
-            .guarded(cancel, |cancel| bash.call(params, extras, BashContext { progress, cancel }))
+            .guarded(cancel, |cancel| async move {
+                bash.call_with(params, extras, &execkit_tool::CallContext { progress, cancel })
+                    .await
+            })
             .await;
         self.announce_finished_jobs(&mut result);
         result
@@ -437,8 +440,7 @@ impl Toolkit {
                 Err(reason) => format!("off: {reason}"),
             }],
         });
-        sections
-            .push(DoctorSection { title: "bash".to_string(), lines: inner.bash.doctor_lines() });
+        sections.push(DoctorSection { title: "bash".to_string(), lines: inner.bash.doctor() });
         sections.push(DoctorSection { title: "eval".to_string(), lines: inner.eval.doctor() });
         if !inner.notes.is_empty() {
             sections
