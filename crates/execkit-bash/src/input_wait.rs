@@ -9,7 +9,9 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use execkit_output::sink::OutputSink;
 use execkit_process::{CancellationToken, ProcessTree, PtyHandle};
+use execkit_runkit::Watcher;
 use serde::Serialize;
 
 /// Samples are this far apart once the terminal is silent.
@@ -81,14 +83,8 @@ impl Detector {
         }
     }
 
-    pub fn saw_output(&mut self) {
-        self.last_output = Instant::now();
-        self.previous = None;
-        self.quiet_samples = 0;
-    }
-
     /// Called on every run tick; `prompt` gives the last non-empty output line when needed.
-    pub fn tick(&mut self, prompt: impl FnOnce() -> String) {
+    fn check(&mut self, prompt: impl FnOnce() -> String) {
         let silent = self.last_output.elapsed();
         // One baseline sample a step before the threshold, so the first sample after it can
         // already compare CPU time.
@@ -152,6 +148,19 @@ impl Detector {
                 return;
             }
         }
+    }
+}
+
+/// The detector plugs into the run: output resets the silence, each tick may sample.
+impl Watcher for Detector {
+    fn saw_output(&mut self) {
+        self.last_output = Instant::now();
+        self.previous = None;
+        self.quiet_samples = 0;
+    }
+
+    fn tick(&mut self, sink: &OutputSink) {
+        self.check(|| last_line(&sink.snapshot()));
     }
 }
 

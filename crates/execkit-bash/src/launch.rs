@@ -7,16 +7,14 @@ use std::time::{Duration, Instant};
 
 use execkit_output::sink::OutputSink;
 use execkit_process::env::EnvBuilder;
-use execkit_process::run::{RunLimits, RunObserver, RunOutcome, run};
-use execkit_process::{
-    CancellationToken, Child, ProcessTree, PtyHandle, PtySize, SpawnSpec, StdinMode,
-};
+use execkit_process::run::{RunLimits, RunOutcome};
+use execkit_process::{CancellationToken, Child, PtyHandle, PtySize, SpawnSpec, StdinMode};
 use execkit_protocol::ToolResult;
+use execkit_runkit::LingeringAction;
 
 use crate::input_wait::Detector;
-use crate::progress::Observer;
 use crate::request::Request;
-use crate::result::{Finished, LingeringAction, start_failed_result};
+use crate::result::{Explained, Finished, start_failed_result};
 use crate::runner::{BashExtras, BashRunner};
 use crate::snapshot::Snapshot;
 
@@ -28,6 +26,9 @@ static CALLS: AtomicU64 = AtomicU64::new(0);
 
 /// The whole environment a command may get (O48), counted as `NAME=value\0` strings.
 const MAX_ENV_BYTES: usize = 1 << 20;
+
+/// The run observer of a bash call: the sink, progress, and input-wait detection on a PTY.
+pub(crate) type Observer = execkit_runkit::Observer<Detector>;
 
 /// A started bash process with what is needed to explain its run.
 pub(crate) struct Launched {
@@ -153,33 +154,14 @@ impl BashRunner {
         Ok(Launched { child, started, sink, pty, info })
     }
 
+    /// The limits of a run of `request` that started at `started`.
     pub(crate) fn run_limits(
         &self,
         request: &Request,
         started: Instant,
         cancel: CancellationToken,
     ) -> RunLimits {
-        let limits = &self.inner.deps.limits;
-        RunLimits {
-            deadline: request.timeout.secs.map(|s| started + Duration::from_secs(s)),
-            cancel,
-            kill_grace: self.kill_grace(),
-            drain_idle: Duration::from_millis(limits.drain_idle_ms),
-            drain_max: Duration::from_millis(limits.drain_max_ms),
-        }
-    }
-
-    /// Runs a launched process to its end, feeding `observer` (which owns the sink).
-    pub(crate) async fn drive<O: RunObserver>(
-        &self,
-        child: Child,
-        observer: &mut O,
-        limits: RunLimits,
-    ) -> RunOutcome {
-        let guard = KillOnDrop::new(child.tree(), self.kill_grace());
-        let outcome = run(child, observer, limits).await;
-        guard.disarm();
-        outcome
+        execkit_runkit::run_limits(&self.inner.deps.limits, started, request.timeout.secs, cancel)
     }
 
     /// The result text and JSON of a finished run. Consumes the once-per-Toolkit notices.
@@ -190,8 +172,8 @@ impl BashRunner {
         outcome: RunOutcome,
         observer: Observer,
         lingering: LingeringAction,
-    ) -> ToolResult {
-        let input_wait = observer.detector.and_then(|d| d.found);
+    ) -> Explained {
+        let input_wait = observer.watcher.and_then(|d| d.found);
         let sink = observer.sink;
         let inner = &self.inner;
         let final_cwd = launched
@@ -264,7 +246,7 @@ impl Launched {
     ) -> (Child, Instant, Observer, LaunchedInfo) {
         let mut observer = Observer::new(self.sink, progress, timeout_s);
         if let (Some(pty), Some(silence)) = (self.pty, input_wait) {
-            observer.detector = Some(Detector::new(pty, self.child.tree(), stop.clone(), silence));
+            observer.watcher = Some(Detector::new(pty, self.child.tree(), stop.clone(), silence));
         }
         (self.child, self.started, observer, self.info)
     }
@@ -355,33 +337,6 @@ impl Drop for RemoveOnDrop {
     fn drop(&mut self) {
         for path in &self.0 {
             let _ = std::fs::remove_file(path);
-        }
-    }
-}
-
-/// Kills the tree in the background when the call's future is dropped mid-run (B30).
-struct KillOnDrop {
-    tree: Option<ProcessTree>,
-    grace: Duration,
-}
-
-impl KillOnDrop {
-    fn new(tree: ProcessTree, grace: Duration) -> Self {
-        KillOnDrop { tree: Some(tree), grace }
-    }
-
-    fn disarm(mut self) {
-        self.tree = None;
-    }
-}
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        if let Some(tree) = self.tree.take() {
-            let grace = self.grace;
-            if let Ok(handle) = tokio::runtime::Handle::try_current() {
-                handle.spawn(async move { tree.kill(grace).await });
-            }
         }
     }
 }

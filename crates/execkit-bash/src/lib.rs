@@ -19,7 +19,6 @@ mod launch;
 mod lexer;
 mod meaning;
 mod normalize;
-mod progress;
 mod request;
 mod result;
 mod rules;

@@ -4,11 +4,13 @@ use std::path::Path;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use execkit_jobs::JobEnd;
 use execkit_output::artifact::ArtifactStore;
 use execkit_output::sink::{SinkSummary, TruncationReport};
-use execkit_process::run::{Lingering, RunEnd, RunOutcome};
+use execkit_process::run::{Lingering, RunOutcome};
 use execkit_process::signal_name;
 use execkit_protocol::{Content, ToolResult};
+use execkit_runkit::{Ending, LingeringAction, Verdict};
 use indexmap::IndexMap;
 use serde::Serialize;
 use serde_json::json;
@@ -79,43 +81,19 @@ struct Structured<'a> {
     oom: bool,
 }
 
-/// What happened to processes still running after the command exited (B31).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum LingeringAction {
-    None,
-    /// Stopped. `total` counts every lingering process (the outcome names at most 64);
-    /// `why` follows the stop when it was not asked for (a full job table, a one-shot call).
-    Killed {
-        total: usize,
-        why: Option<String>,
-    },
-    Adopted {
-        id: String,
-        total: usize,
-    },
+/// A finished call's result, and the typed verdict it was rendered from (what a job's end
+/// is made of).
+pub(crate) struct Explained {
+    pub result: ToolResult,
+    pub verdict: Verdict,
 }
 
-impl LingeringAction {
-    fn total(&self) -> usize {
-        match self {
-            LingeringAction::None => 0,
-            LingeringAction::Killed { total, .. } | LingeringAction::Adopted { total, .. } => {
-                *total
-            }
-        }
+impl Explained {
+    /// The job's end when the call ran as a job: the same verdict, the result's text.
+    pub fn job_end(self) -> JobEnd {
+        let text = self.result.text();
+        self.verdict.job_end(text)
     }
-}
-
-/// The text of a finished sink alone: body (or `(no output)`) and footer.
-pub(crate) fn summary_text(summary: &SinkSummary) -> String {
-    let body = summary.body.strip_suffix('\n').unwrap_or(&summary.body);
-    let mut text =
-        if body.trim().is_empty() { "(no output)".to_string() } else { body.to_string() };
-    if let Some(footer) = &summary.footer {
-        text.push('\n');
-        text.push_str(footer);
-    }
-    text
 }
 
 /// Everything known about a run once it ended.
@@ -139,21 +117,17 @@ pub(crate) struct Finished<'a> {
 }
 
 impl Finished<'_> {
-    pub fn into_result(self) -> ToolResult {
+    pub fn into_result(self) -> Explained {
         let request = self.request;
         let outcome = &self.outcome;
         let summary = &self.summary;
         let waiting = self.input_wait.as_ref();
-        let timed_out = outcome.end == RunEnd::TimedOut;
-        let cancelled = outcome.end == RunEnd::Cancelled && waiting.is_none();
-        let status = outcome.status;
-        let signal =
-            status.and_then(|s| s.signal).filter(|_| !timed_out && !cancelled && waiting.is_none());
-        let exit_code = if timed_out || cancelled || waiting.is_some() {
-            None
-        } else {
-            status.and_then(|s| s.code.or(s.signal.map(|sig| 128 + sig)))
-        };
+        // A command found waiting for input was stopped by us: no exit code or signal.
+        let verdict = if waiting.is_some() { Verdict::stopped() } else { Verdict::of(outcome) };
+        let timed_out = verdict.ending == Ending::TimedOut;
+        let cancelled = verdict.ending == Ending::Cancelled;
+        let signal = verdict.signal;
+        let exit_code = verdict.exit_code;
 
         let (body, hints) = take_hints(&summary.body);
         let mut content = Vec::new();
@@ -263,16 +237,12 @@ impl Finished<'_> {
             });
         }
 
-        let state = if waiting.is_some() {
-            "waiting_for_input"
-        } else if timed_out {
-            "timed_out"
-        } else if cancelled {
-            "cancelled"
-        } else if signal.is_some() || outcome.oom {
-            "killed"
-        } else {
-            "exited"
+        let state = match verdict.ending {
+            Ending::Stopped => "waiting_for_input",
+            Ending::TimedOut => "timed_out",
+            Ending::Cancelled => "cancelled",
+            Ending::Killed => "killed",
+            Ending::Exited => "exited",
         };
         let structured = Structured {
             exit_code,
@@ -301,11 +271,12 @@ impl Finished<'_> {
             cancelled,
             oom: outcome.oom,
         };
-        ToolResult {
+        let result = ToolResult {
             content,
             structured_content: serde_json::to_value(&structured).ok(),
             is_error: failed,
-        }
+        };
+        Explained { result, verdict }
     }
 
     /// The whole output when it may be one image: from the window when nothing was cut, else

@@ -9,11 +9,11 @@ use execkit_jobs::JobTable;
 use execkit_output::artifact::ArtifactStore;
 use execkit_output::clamp::Limits;
 use execkit_output::sink::{OutputSink, SinkConfig, Spill};
+use execkit_process::Supervisor;
 use execkit_process::env::ScrubRules;
-use execkit_process::run::{RunEnd, RunOutcome};
-use execkit_process::{CancellationToken, Supervisor};
 use execkit_protocol::ToolResult;
 use execkit_protocol::bash::BashParams;
+use execkit_runkit::{mark_cancelled_kill, run_to_end};
 use execkit_tool::{CallContext, Lookup};
 use indexmap::IndexMap;
 use tokio::sync::watch;
@@ -205,10 +205,10 @@ impl BashRunner {
         );
         let limits = self.run_limits(&request, started, run_cancel);
         let deadline = limits.deadline;
-        let mut outcome = self.drive(child, &mut observer, limits).await;
+        let mut outcome = run_to_end(child, &mut observer, limits).await;
         mark_cancelled_kill(&mut outcome, &ctx.cancel);
         let lingering = self.handle_lingering(&mut outcome, deadline);
-        self.explain(&request, info, outcome, observer, lingering)
+        self.explain(&request, info, outcome, observer, lingering).result
     }
 
     pub(crate) async fn wait_snapshot(&self) -> Snapshot {
@@ -245,15 +245,6 @@ impl BashRunner {
             ),
             Err(reason) => OutputSink::new(config, None, Some(reason.clone())),
         }
-    }
-}
-
-/// A leader killed by a signal after the call was cancelled (the Toolkit closing, say) was
-/// killed by us: report it as cancelled, not as a crash.
-pub(crate) fn mark_cancelled_kill(outcome: &mut RunOutcome, cancel: &CancellationToken) {
-    let by_signal = outcome.status.is_some_and(|s| s.signal.is_some());
-    if outcome.end == RunEnd::Exited && by_signal && cancel.is_cancelled() {
-        outcome.end = RunEnd::Cancelled;
     }
 }
 

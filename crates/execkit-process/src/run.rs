@@ -132,7 +132,8 @@ async fn read_some(pipe: &mut Option<OutputPipe>, buf: &mut [u8]) -> Option<usiz
     }
 }
 
-async fn sleep_until_opt(deadline: Option<Instant>) {
+/// Sleeps until `deadline`; without one, never wakes (a `select!` arm that never fires).
+pub async fn sleep_until_opt(deadline: Option<Instant>) {
     match deadline {
         Some(at) => tokio::time::sleep_until(at.into()).await,
         None => std::future::pending().await,
