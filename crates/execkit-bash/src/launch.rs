@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 use execkit_output::sink::OutputSink;
 use execkit_process::env::EnvBuilder;
 use execkit_process::run::{RunLimits, RunOutcome};
-use execkit_process::{CancellationToken, Child, PtyHandle, PtySize, SpawnSpec, StdinMode};
+use execkit_process::{
+    CancellationToken, Child, PtyHandle, PtySize, SpawnSpec, StdinMode, write_private,
+};
 use execkit_protocol::ToolResult;
 use execkit_runkit::LingeringAction;
 
@@ -67,7 +69,7 @@ impl BashRunner {
                     inner.base_env.get_or_init(|| built)
                 }
             };
-            base.env.clone()
+            base.clone()
         };
         env.set("PWD", request.cwd.as_os_str());
         let scrubbed = env.scrubbed();
@@ -256,12 +258,6 @@ fn start_failed(err: std::io::Error) -> ToolResult {
     start_failed_result(&format!("Failed to start bash: {err}"))
 }
 
-/// The environment every call starts from, built once per Toolkit (the scrub and the
-/// snapshot do not change between calls), and the prelude it points `BASH_ENV` at.
-pub(crate) struct BaseEnv {
-    env: EnvBuilder,
-}
-
 impl BashRunner {
     /// Layers 1 to 4 of O44 and `EXECKIT=1`: inherited, removals, scrub, snapshot, hardening.
     fn layered_env(&self, snapshot: Option<&Snapshot>) -> EnvBuilder {
@@ -280,13 +276,15 @@ impl BashRunner {
         env
     }
 
-    fn base_env(&self, snapshot: &Snapshot, run_dir: &Path) -> std::io::Result<BaseEnv> {
+    /// The environment every call starts from, built once per Toolkit (the scrub and the
+    /// snapshot do not change between calls), with `BASH_ENV` pointing at the prelude.
+    fn base_env(&self, snapshot: &Snapshot, run_dir: &Path) -> std::io::Result<EnvBuilder> {
         let n = PRELUDES.fetch_add(1, Ordering::Relaxed);
         let prelude = run_dir.join(format!("bash-prelude-{n}.sh"));
         write_private(&prelude, prelude_text(run_dir, snapshot.replay.as_deref()).as_bytes())?;
         let mut env = self.layered_env(Some(snapshot));
         env.set("BASH_ENV", prelude.as_os_str());
-        Ok(BaseEnv { env })
+        Ok(env)
     }
 }
 
@@ -317,18 +315,6 @@ fn prelude_text(run_dir: &Path, replay: Option<&Path>) -> String {
          *v*) builtin set -v;; esac; builtin unset __execkit_flags; } 2>/dev/null\n",
     );
     text
-}
-
-pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)?;
-    file.write_all(bytes)
 }
 
 struct RemoveOnDrop(Vec<PathBuf>);

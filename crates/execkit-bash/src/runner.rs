@@ -10,7 +10,7 @@ use execkit_output::artifact::ArtifactStore;
 use execkit_output::clamp::Limits;
 use execkit_output::sink::{OutputSink, SinkConfig, Spill};
 use execkit_process::Supervisor;
-use execkit_process::env::ScrubRules;
+use execkit_process::env::{EnvBuilder, ScrubRules};
 use execkit_protocol::ToolResult;
 use execkit_protocol::bash::BashParams;
 use execkit_runkit::{mark_cancelled_kill, run_to_end};
@@ -19,7 +19,6 @@ use indexmap::IndexMap;
 use tokio::sync::watch;
 
 use crate::config::{BashConfig, SnapshotMode};
-use crate::launch::BaseEnv;
 use crate::request::{Prepare, Rejection, Request};
 use crate::result::blocked_result;
 use crate::rules::{Rules, blocked_text};
@@ -69,7 +68,7 @@ pub(crate) struct Inner {
     snapshot_started: Instant,
     pub snapshot_notice_due: AtomicBool,
     /// Built at the first call, once the snapshot is known.
-    pub base_env: OnceLock<BaseEnv>,
+    pub base_env: OnceLock<EnvBuilder>,
     pub scrub_notice_due: AtomicBool,
 }
 

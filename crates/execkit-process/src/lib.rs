@@ -28,13 +28,15 @@ mod confine;
 pub mod env;
 mod environ_block;
 mod pids_v1;
-mod procfs;
+mod private_file;
+pub mod procfs;
 mod pty;
 pub mod run;
 mod rundir;
 mod saved_env;
 mod scrub;
 mod search_path;
+mod signal;
 mod spawn;
 mod spawner;
 mod supervisor;
@@ -43,6 +45,7 @@ mod vfork;
 mod watchdog;
 
 pub use confine::Confinement;
+pub use private_file::write_private;
 pub use pty::{PtyHandle, PtySize, PtyUnavailable, TermMode};
 pub use search_path::find_on_path;
 pub use spawn::{
