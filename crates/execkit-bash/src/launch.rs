@@ -58,54 +58,13 @@ impl BashRunner {
         let run_dir = inner.deps.supervisor.run_dir().to_path_buf();
         let caller_bash_env = request.env.contains_key("BASH_ENV");
         let mut temp = RemoveOnDrop(Vec::new());
-        let mut env = if caller_bash_env {
-            // A caller's own BASH_ENV means no snapshot and no prelude (B16).
-            self.layered_env(None)
-        } else {
-            let base = match inner.base_env.get() {
-                Some(base) => base,
-                None => {
-                    let built = self.base_env(&snap, &run_dir).map_err(start_failed)?;
-                    inner.base_env.get_or_init(|| built)
-                }
-            };
-            base.clone()
-        };
-        env.set("PWD", request.cwd.as_os_str());
+        let env = self.call_env(request, &snap, &run_dir, caller_bash_env)?;
         let scrubbed = env.scrubbed();
         let limits = &inner.deps.limits;
         let size = PtySize { cols: limits.pty_cols as u16, rows: limits.pty_rows as u16 };
-        let with_env = |pty: bool| {
-            let mut env = env.clone();
-            if pty {
-                env.set("TERM", "xterm-256color");
-                env.set("COLUMNS", size.cols.to_string());
-                env.set("LINES", size.rows.to_string());
-            }
-            for (name, value) in request.env.iter().chain(extras.env.iter()) {
-                env.set(name.as_str(), value.as_str());
-            }
-            env.into_vars()
-        };
-        let vars = with_env(request.pty);
-        let total: usize = vars.iter().map(|(k, v)| k.len() + v.len() + 2).sum();
-        if total > MAX_ENV_BYTES {
-            return Err(ToolResult::error(format!(
-                "Invalid argument \"env\": environment would be {total} bytes; the limit is \
-                 {MAX_ENV_BYTES}"
-            )));
-        }
-
-        let mut args: Vec<OsString> = vec!["--noprofile".into(), "--norc".into()];
-        if request.command.len() > SCRIPT_FILE_THRESHOLD {
-            let script = run_dir.join(format!("bash-{call_no}.sh"));
-            write_private(&script, request.command.as_bytes()).map_err(start_failed)?;
-            args.push(script.clone().into());
-            temp.0.push(script);
-        } else {
-            args.push("-c".into());
-            args.push(request.command.clone().into());
-        }
+        let layers = EnvLayers { env: &env, size, request, extras: &extras };
+        let vars = layers.vars(request.pty)?;
+        let args = bash_args(request, &run_dir, call_no, &mut temp)?;
         let spec = |pty: bool, env: Vec<(OsString, OsString)>| SpawnSpec {
             program: bash.clone(),
             args: args.clone(),
@@ -123,7 +82,7 @@ impl BashRunner {
             Err(err) if err.pty_unavailable().is_some() => {
                 pty_fallback = err.pty_unavailable().map(|p| p.reason.clone());
                 started = Instant::now();
-                supervisor.spawn(spec(false, with_env(false))).await
+                supervisor.spawn(spec(false, layers.vars(false)?)).await
             }
             other => other,
         };
@@ -134,15 +93,7 @@ impl BashRunner {
             (!caller_bash_env).then(|| run_dir.join(format!("bash-cwd-{}", child.pid())));
         temp.0.extend(cwd_file.clone());
         if let Some(bytes) = extras.stdin {
-            if let Some(mut stdin) = child.take_stdin() {
-                tokio::spawn(async move {
-                    let _ = stdin.write_all(&bytes).await;
-                });
-            } else if let Some(pty) = pty.clone() {
-                tokio::spawn(async move {
-                    let _ = pty.write_all(&bytes).await;
-                });
-            }
+            feed_stdin(&mut child, pty.clone(), bytes);
         }
         let sink = self.sink(request, spill_from_start);
         let info = LaunchedInfo {
@@ -154,6 +105,33 @@ impl BashRunner {
             _temp: temp,
         };
         Ok(Launched { child, started, sink, pty, info })
+    }
+
+    /// The call's environment before the terminal and caller layers: the Toolkit's base (or,
+    /// with a caller's own `BASH_ENV`, the layers without snapshot and prelude) and `PWD`.
+    fn call_env(
+        &self,
+        request: &Request,
+        snap: &Snapshot,
+        run_dir: &Path,
+        caller_bash_env: bool,
+    ) -> Result<EnvBuilder, ToolResult> {
+        let inner = &self.inner;
+        let mut env = if caller_bash_env {
+            // A caller's own BASH_ENV means no snapshot and no prelude (B16).
+            self.layered_env(None)
+        } else {
+            let base = match inner.base_env.get() {
+                Some(base) => base,
+                None => {
+                    let built = self.base_env(snap, run_dir).map_err(start_failed)?;
+                    inner.base_env.get_or_init(|| built)
+                }
+            };
+            base.clone()
+        };
+        env.set("PWD", request.cwd.as_os_str());
+        Ok(env)
     }
 
     /// The limits of a run of `request` that started at `started`.
@@ -251,6 +229,73 @@ impl Launched {
             observer.watcher = Some(Detector::new(pty, self.child.tree(), stop.clone(), silence));
         }
         (self.child, self.started, observer, self.info)
+    }
+}
+
+/// The last layers of a call's environment: the terminal's variables, then the caller's.
+struct EnvLayers<'a> {
+    env: &'a EnvBuilder,
+    size: PtySize,
+    request: &'a Request,
+    extras: &'a BashExtras,
+}
+
+impl EnvLayers<'_> {
+    /// The complete environment, with or without a terminal; refused when it is larger than
+    /// a command may get.
+    fn vars(&self, pty: bool) -> Result<Vec<(OsString, OsString)>, ToolResult> {
+        let mut env = self.env.clone();
+        if pty {
+            env.set("TERM", "xterm-256color");
+            env.set("COLUMNS", self.size.cols.to_string());
+            env.set("LINES", self.size.rows.to_string());
+        }
+        for (name, value) in self.request.env.iter().chain(self.extras.env.iter()) {
+            env.set(name.as_str(), value.as_str());
+        }
+        let vars = env.into_vars();
+        let total: usize = vars.iter().map(|(k, v)| k.len() + v.len() + 2).sum();
+        if total > MAX_ENV_BYTES {
+            return Err(ToolResult::error(format!(
+                "Invalid argument \"env\": environment would be {total} bytes; the limit is \
+                 {MAX_ENV_BYTES}"
+            )));
+        }
+        Ok(vars)
+    }
+}
+
+/// bash's arguments: the command itself, or a private script file for a long one (removed
+/// with `temp`).
+fn bash_args(
+    request: &Request,
+    run_dir: &Path,
+    call_no: u64,
+    temp: &mut RemoveOnDrop,
+) -> Result<Vec<OsString>, ToolResult> {
+    let mut args: Vec<OsString> = vec!["--noprofile".into(), "--norc".into()];
+    if request.command.len() > SCRIPT_FILE_THRESHOLD {
+        let script = run_dir.join(format!("bash-{call_no}.sh"));
+        write_private(&script, request.command.as_bytes()).map_err(start_failed)?;
+        args.push(script.clone().into());
+        temp.0.push(script);
+    } else {
+        args.push("-c".into());
+        args.push(request.command.clone().into());
+    }
+    Ok(args)
+}
+
+/// Writes a library caller's stdin bytes to the child's stdin pipe, or to its terminal.
+fn feed_stdin(child: &mut Child, pty: Option<PtyHandle>, bytes: Vec<u8>) {
+    if let Some(mut stdin) = child.take_stdin() {
+        tokio::spawn(async move {
+            let _ = stdin.write_all(&bytes).await;
+        });
+    } else if let Some(pty) = pty {
+        tokio::spawn(async move {
+            let _ = pty.write_all(&bytes).await;
+        });
     }
 }
 

@@ -145,16 +145,7 @@ pub(crate) async fn capture(
         }
         _ => (&text[at + marker.len()..], None),
     };
-    let mut hardened = EnvBuilder::from_vars(std::iter::empty());
-    hardened.harden();
-    let mut vars = Vec::new();
-    for entry in env_part.split(|&b| b == 0) {
-        let Ok(entry) = std::str::from_utf8(entry) else { continue };
-        let Some((name, value)) = entry.split_once('=') else { continue };
-        if keep(name, value, own, &hardened, rules) {
-            vars.push((name.into(), value.into()));
-        }
-    }
+    let vars = kept_vars(env_part, own, rules);
     // A failed full mode keeps the environment: it falls back to `env` mode (B17).
     let replay = match full_part {
         None if full => {
@@ -235,6 +226,23 @@ async fn time_bash(
         .then(|| started.elapsed())
 }
 
+/// The variables of `env -0` output that the snapshot adds: see [`keep`].
+fn kept_vars(env_part: &[u8], own: &Lookup, rules: &ScrubRules) -> Vec<(OsString, OsString)> {
+    let mut hardened = EnvBuilder::from_vars(std::iter::empty());
+    hardened.harden();
+    let mut vars = Vec::new();
+    for entry in env_part.split(|&b| b == 0) {
+        let Ok(entry) = std::str::from_utf8(entry) else { continue };
+        let Some((name, value)) = entry.split_once('=') else { continue };
+        if keep(name, value, own, &hardened, rules) {
+            vars.push((name.into(), value.into()));
+        }
+    }
+    vars
+}
+
+/// A login-shell variable is kept when it differs from this process's value and is not shell
+/// state, a hardening variable or a credential.
 fn keep(name: &str, value: &str, own: &Lookup, hardened: &EnvBuilder, rules: &ScrubRules) -> bool {
     if own.get(name) == Some(value) || name.is_empty() {
         return false;

@@ -207,7 +207,7 @@ mod tests {
     fn reads_own_cpu_time_and_io() {
         let me = std::process::id();
         let (state, _) = state_and_cpu_ticks(me).unwrap();
-        assert_eq!(state, 'R');
+        assert!(state.is_ascii_alphabetic(), "{state}");
         assert!(cpu_time_ms(me).is_some());
         assert!(io_chars(me).is_some());
         assert!(!fd_links(me).is_empty());
