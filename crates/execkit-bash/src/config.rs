@@ -15,7 +15,8 @@ const AUTO_BACKGROUND_S: Knob =
 const INPUT_WAIT_MS: Knob =
     Knob { name: "EXECKIT_BASH_INPUT_WAIT_MS", default: 1000, min: 0, max: 60_000 };
 
-/// `EXECKIT_BASH_SNAPSHOT` (B17).
+/// Which shell snapshot runs (`EXECKIT_BASH_SNAPSHOT`, B17): the login shell's environment,
+/// that plus its aliases and functions, or none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SnapshotMode {
     Env,
@@ -33,7 +34,8 @@ impl SnapshotMode {
     }
 }
 
-/// `EXECKIT_BASH_LINGERING` (B31).
+/// What happens to processes a command leaves running (`EXECKIT_BASH_LINGERING`, B31): adopted
+/// as a background job, or killed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LingeringPolicy {
     Adopt,

@@ -41,7 +41,7 @@ pub(crate) struct Request {
     pub timeout: ResolvedTimeout,
     pub head: Option<u64>,
     pub tail: Option<u64>,
-    /// Clamp notices in O23 order.
+    /// Clamp notices, in the order they are made: timeout, then head, then tail (O23).
     pub notices: Vec<String>,
     pub normalized: Option<TailRewrite>,
     pub pty: bool,

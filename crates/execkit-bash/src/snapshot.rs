@@ -30,7 +30,7 @@ const FULL_DROPPED_OPTIONS: &str =
 /// What the snapshot produced.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Snapshot {
-    /// Variables to overlay (layer 3 of O44).
+    /// Variables to overlay on the inherited, scrubbed environment, before hardening (layer 3 of O44).
     pub vars: Vec<(OsString, OsString)>,
     /// `full` mode: a file of aliases, functions and options the prelude sources.
     pub replay: Option<PathBuf>,
