@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use execkit_process::env::{EnvBuilder, ScrubRules, is_credential};
-use execkit_process::run::{RunEnd, RunLimits, RunObserver, run};
+use execkit_process::run::{RunEnd, RunLimits, RunObserver, RunOutcome, run};
 use execkit_process::{CancellationToken, SpawnSpec, Supervisor};
 use execkit_tool::Lookup;
 
@@ -124,14 +124,8 @@ pub(crate) async fn capture(
         let tree = outcome.tree.clone();
         tokio::spawn(async move { tree.kill(Duration::from_millis(200)).await });
     }
-    match (outcome.end, outcome.status) {
-        (RunEnd::TimedOut, _) => return fallback("timed out after 3 s".to_string()),
-        (RunEnd::Cancelled, _) => return fallback("cancelled".to_string()),
-        (RunEnd::Exited, Some(status)) if status.code != Some(0) => {
-            let shown = status.code.unwrap_or_else(|| 128 + status.signal.unwrap_or(0));
-            return fallback(format!("exited with status {shown}"));
-        }
-        _ => {}
+    if let Some(reason) = run_failure(&outcome) {
+        return fallback(reason);
     }
     let text = capture.0;
     let marker = format!("\n{MARKER}\n");
@@ -175,7 +169,8 @@ async fn prepare_replay(
     own: &Lookup,
 ) -> Result<PathBuf, String> {
     if part.len() > FULL_MAX_BYTES {
-        return Err(format!("snapshot {} KiB exceeds 512 KiB", part.len().div_ceil(1024)));
+        let limit = execkit_output::format::size(FULL_MAX_BYTES as u64);
+        return Err(format!("snapshot {} KiB exceeds {limit}", part.len().div_ceil(1024)));
     }
     let n = REPLAYS.fetch_add(1, Ordering::Relaxed);
     let path = supervisor.run_dir().join(format!("snapshot-{n}.sh"));
@@ -264,6 +259,19 @@ fn budget_limits(started: Instant, drain_idle: Duration, drain_max: Duration) ->
         kill_grace: Duration::from_millis(200),
         drain_idle,
         drain_max,
+    }
+}
+
+/// Why the login shell's run gives no snapshot: a timeout, a cancel, or a status other than 0.
+fn run_failure(outcome: &RunOutcome) -> Option<String> {
+    match (outcome.end, outcome.status) {
+        (RunEnd::TimedOut, _) => Some("timed out after 3 s".to_string()),
+        (RunEnd::Cancelled, _) => Some("cancelled".to_string()),
+        (RunEnd::Exited, Some(status)) if status.code != Some(0) => {
+            let shown = status.code.unwrap_or_else(|| 128 + status.signal.unwrap_or(0));
+            Some(format!("exited with status {shown}"))
+        }
+        _ => None,
     }
 }
 
