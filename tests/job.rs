@@ -170,7 +170,7 @@ async fn async_zero_timeout_means_no_deadline() {
     let poll = kit.call("job", json!({"poll": [id]})).await;
     assert!(poll.is_error);
     assert!(poll.text().contains("### bg_2 · timed_out · "), "{}", poll.text());
-    assert!(poll.text().ends_with("[Command timed out after 1 seconds]"), "{}", poll.text());
+    assert!(poll.text().ends_with("[Command timed out after 1 second]"), "{}", poll.text());
 }
 
 #[tokio::test]

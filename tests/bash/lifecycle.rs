@@ -21,7 +21,7 @@ async fn timeout_kills_the_whole_tree() {
     let wall = started.elapsed();
     assert!(out.is_error());
     let text = out.text();
-    assert!(text.ends_with("[Command timed out after 1 seconds]"), "{text}");
+    assert!(text.ends_with("[Command timed out after 1 second]"), "{text}");
     assert_eq!(text.matches("timed out").count(), 1);
     assert_eq!(out.field("timed_out"), json!(true));
     assert_eq!(out.field("exit_code"), json!(null));
@@ -42,7 +42,7 @@ async fn term_ignoring_command_is_killed_after_the_grace() {
     let kit = Kit::new();
     let started = Instant::now();
     let out = kit.bash(json!({"command": "trap '' TERM INT; sleep 1000", "timeout": 1})).await;
-    assert!(out.text().ends_with("[Command timed out after 1 seconds]"), "{}", out.text());
+    assert!(out.text().ends_with("[Command timed out after 1 second]"), "{}", out.text());
     assert!(started.elapsed() < Duration::from_secs(6), "took {:?}", started.elapsed());
 }
 
@@ -110,7 +110,7 @@ async fn concurrent_calls_do_not_interfere() {
     assert_eq!(results.len(), 20);
     for (i, out) in results {
         if i == 7 {
-            assert!(out.text().ends_with("[Command timed out after 1 seconds]"));
+            assert!(out.text().ends_with("[Command timed out after 1 second]"));
         } else {
             assert_eq!(out.text(), format!("{i} d{i}"));
         }
@@ -174,7 +174,7 @@ async fn stopped_shell_is_continued_and_killed_at_the_timeout() {
     let kit = Kit::new();
     let started = Instant::now();
     let out = kit.bash(json!({"command": "kill -STOP $$", "timeout": 1})).await;
-    assert!(out.text().ends_with("[Command timed out after 1 seconds]"), "{}", out.text());
+    assert!(out.text().ends_with("[Command timed out after 1 second]"), "{}", out.text());
     assert!(started.elapsed() < Duration::from_secs(5), "took {:?}", started.elapsed());
 }
 

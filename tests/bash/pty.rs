@@ -38,7 +38,7 @@ async fn pty_timeout_kills_the_tree() {
     let out = kit
         .bash(json!({"command": "sleep 1000.6464 & sleep 1000.6464", "pty": true, "timeout": 1}))
         .await;
-    assert!(out.text().ends_with("[Command timed out after 1 seconds]"), "{}", out.text());
+    assert!(out.text().ends_with("[Command timed out after 1 second]"), "{}", out.text());
     assert!(started.elapsed() < Duration::from_secs(5));
     let deadline = Instant::now() + Duration::from_secs(5);
     while !pids_with("sleep 1000.6464").is_empty() && Instant::now() < deadline {

@@ -3,7 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use execkit_output::clamp::{Knob, KnobError};
+use execkit_process::find_on_path;
+use execkit_tool::{Knob, KnobError, Lookup, Notes};
 
 use crate::rules::Rules;
 
@@ -14,7 +15,8 @@ const AUTO_BACKGROUND_S: Knob =
 const INPUT_WAIT_MS: Knob =
     Knob { name: "EXECKIT_BASH_INPUT_WAIT_MS", default: 1000, min: 0, max: 60_000 };
 
-/// `EXECKIT_BASH_SNAPSHOT` (B17).
+/// Which shell snapshot runs (`EXECKIT_BASH_SNAPSHOT`, B17): the login shell's environment,
+/// that plus its aliases and functions, or none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SnapshotMode {
     Env,
@@ -32,7 +34,8 @@ impl SnapshotMode {
     }
 }
 
-/// `EXECKIT_BASH_LINGERING` (B31).
+/// What happens to processes a command leaves running (`EXECKIT_BASH_LINGERING`, B31): adopted
+/// as a background job, or killed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LingeringPolicy {
     Adopt,
@@ -41,8 +44,6 @@ pub enum LingeringPolicy {
 
 #[derive(Debug, Clone)]
 pub struct BashConfig {
-    /// The Toolkit's cwd: the base every call resolves against.
-    pub base_cwd: PathBuf,
     /// `EXECKIT_BASH`, else `bash` on PATH, else `/bin/bash`; `None` when none exists.
     pub bash: Option<PathBuf>,
     pub snapshot: SnapshotMode,
@@ -63,72 +64,69 @@ pub struct BashConfig {
     /// nothing moves to the background, and processes a command leaves running are stopped
     /// with the reason said, since no job could outlive the call. Set by the front end.
     pub one_shot: bool,
-    pub(crate) rules: Rules,
-    /// Problems found while reading the configuration, for doctor.
-    pub notes: Vec<String>,
+    /// `EXECKIT_BASH_RULES`: rules given inline, loaded with the rule files by the runner.
+    pub(crate) inline_rules: String,
 }
 
 impl BashConfig {
-    /// Reads the `EXECKIT_BASH*` variables through `lookup`; `home` locates `~/.execkit`.
-    pub fn from_lookup(
-        base_cwd: PathBuf,
-        lookup: &dyn Fn(&str) -> Option<String>,
-        home: Option<&Path>,
-    ) -> Result<BashConfig, KnobError> {
-        let mut notes = Vec::new();
-        let bash = match lookup("EXECKIT_BASH").filter(|s| !s.is_empty()) {
+    /// Reads the `EXECKIT_BASH*` variables through `lookup`. A number out of range is clamped
+    /// with a note; a value that does not parse (a number knob, or a word knob given a word it
+    /// does not know) is an error naming the knob and what it accepts.
+    pub fn from_lookup(lookup: &Lookup, notes: &mut Notes) -> Result<BashConfig, KnobError> {
+        let bash = match lookup.get("EXECKIT_BASH").filter(|s| !s.is_empty()) {
             Some(path) => Some(PathBuf::from(path)),
-            None => find_on_path(lookup("PATH").as_deref().unwrap_or(""), "bash")
+            None => find_on_path(lookup.get("PATH").unwrap_or(""), "bash")
                 .or_else(|| Some(PathBuf::from("/bin/bash")).filter(|p| p.exists())),
         };
-        let snapshot = match lookup("EXECKIT_BASH_SNAPSHOT").as_deref() {
+        let snapshot = match lookup.get("EXECKIT_BASH_SNAPSHOT") {
             None | Some("") | Some("env") => SnapshotMode::Env,
             Some("full") => SnapshotMode::Full,
             Some("off") => SnapshotMode::Off,
             Some(other) => {
-                notes.push(format!(
-                    "EXECKIT_BASH_SNAPSHOT={other} is not one of env, full, off; using env"
+                return Err(KnobError::new(
+                    "EXECKIT_BASH_SNAPSHOT",
+                    other,
+                    "one of env, full, off",
                 ));
-                SnapshotMode::Env
             }
         };
-        let lingering = match lookup("EXECKIT_BASH_LINGERING").as_deref() {
+        let lingering = match lookup.get("EXECKIT_BASH_LINGERING") {
             None | Some("") | Some("adopt") => LingeringPolicy::Adopt,
             Some("kill") => LingeringPolicy::Kill,
             Some(other) => {
-                notes.push(format!(
-                    "EXECKIT_BASH_LINGERING={other} is not one of adopt, kill; using adopt"
-                ));
-                LingeringPolicy::Adopt
+                return Err(KnobError::new("EXECKIT_BASH_LINGERING", other, "one of adopt, kill"));
             }
         };
-        let auto_background = Some(AUTO_BACKGROUND_S.read(lookup, &mut notes)?)
+        let auto_background = Some(AUTO_BACKGROUND_S.read(lookup, notes)?)
             .filter(|secs| *secs > 0)
             .map(Duration::from_secs);
-        let input_wait = Some(INPUT_WAIT_MS.read(lookup, &mut notes)?)
+        let input_wait = Some(INPUT_WAIT_MS.read(lookup, notes)?)
             .filter(|ms| *ms > 0)
             .map(Duration::from_millis);
+        Ok(BashConfig {
+            bash,
+            snapshot,
+            prefix: lookup.non_empty("EXECKIT_BASH_PREFIX"),
+            scrub: lookup.get("EXECKIT_BASH_ENV_SCRUB") != Some("0"),
+            lingering,
+            auto_background,
+            input_wait,
+            no_pty: lookup.is_on("EXECKIT_NO_PTY"),
+            one_shot: false,
+            inline_rules: lookup.get("EXECKIT_BASH_RULES").unwrap_or("").to_string(),
+        })
+    }
+
+    /// The rules in force: `EXECKIT_BASH_RULES`, then the project's file under `base_cwd`,
+    /// then the user's under `home`.
+    pub(crate) fn load_rules(&self, base_cwd: &Path, home: Option<&Path>) -> Rules {
         let project_rules = base_cwd.join(".execkit/bash-rules.json");
         let user_rules = home.map(|h| h.join(".execkit/bash-rules.json"));
         let mut files: Vec<&Path> = vec![project_rules.as_path()];
         if let Some(user) = &user_rules {
             files.push(user.as_path());
         }
-        let rules = Rules::load(lookup("EXECKIT_BASH_RULES").as_deref().unwrap_or(""), &files);
-        Ok(BashConfig {
-            base_cwd,
-            bash,
-            snapshot,
-            prefix: lookup("EXECKIT_BASH_PREFIX").filter(|p| !p.trim().is_empty()),
-            scrub: lookup("EXECKIT_BASH_ENV_SCRUB").as_deref() != Some("0"),
-            lingering,
-            auto_background,
-            input_wait,
-            no_pty: lookup("EXECKIT_NO_PTY").as_deref() == Some("1"),
-            one_shot: false,
-            rules,
-            notes,
-        })
+        Rules::load(&self.inline_rules, &files)
     }
 
     /// Lines for `execkit doctor`.
@@ -149,19 +147,8 @@ impl BashConfig {
         if let Some(after) = self.auto_background {
             lines.push(format!("auto-background after {} s", after.as_secs()));
         }
-        lines.push(format!("rules: {}", if self.rules.is_empty() { "none" } else { "active" }));
-        lines.extend(self.rules.errors.iter().map(|e| format!("rule error: {e}")));
-        lines.extend(self.notes.iter().cloned());
         lines
     }
-}
-
-/// The first executable `name` in a PATH string.
-pub fn find_on_path(path: &str, name: &str) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    path.split(':').filter(|d| !d.is_empty()).map(|d| Path::new(d).join(name)).find(|p| {
-        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    })
 }
 
 /// Doctor's PTY line: whether terminals can be opened here, and input-wait detection.
@@ -178,5 +165,32 @@ fn pty_line(input_wait: Option<Duration>, no_pty: bool) -> String {
         Err(err) => {
             format!("pty: unavailable (/dev/ptmx: {err}); \"pty\": true runs without a terminal")
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(name: &str, value: &str) -> Result<BashConfig, KnobError> {
+        BashConfig::from_lookup(&Lookup::from_vars([(name, value)]), &mut Notes::default())
+    }
+
+    #[test]
+    fn an_unknown_word_stops_the_start_naming_the_accepted_words() {
+        let err = read("EXECKIT_BASH_SNAPSHOT", "bogus").unwrap_err();
+        assert_eq!(err.to_string(), "EXECKIT_BASH_SNAPSHOT=\"bogus\" is not one of env, full, off");
+        let err = read("EXECKIT_BASH_LINGERING", "keep").unwrap_err();
+        assert_eq!(err.to_string(), "EXECKIT_BASH_LINGERING=\"keep\" is not one of adopt, kill");
+        assert_eq!(read("EXECKIT_BASH_SNAPSHOT", "full").unwrap().snapshot, SnapshotMode::Full);
+    }
+
+    #[test]
+    fn a_number_out_of_range_is_clamped_with_a_note() {
+        let lookup = Lookup::from_vars([("EXECKIT_BASH_INPUT_WAIT_MS", "999999")]);
+        let mut notes = Notes::default();
+        let config = BashConfig::from_lookup(&lookup, &mut notes).unwrap();
+        assert_eq!(config.input_wait, Some(Duration::from_millis(60_000)));
+        assert_eq!(notes.lines().len(), 1, "{notes:?}");
     }
 }

@@ -9,7 +9,9 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use execkit_process::{CancellationToken, ProcessTree, PtyHandle};
+use execkit_output::sink::OutputSink;
+use execkit_process::{CancellationToken, ProcessTree, PtyHandle, procfs};
+use execkit_runkit::Watcher;
 use serde::Serialize;
 
 /// Samples are this far apart once the terminal is silent.
@@ -81,14 +83,8 @@ impl Detector {
         }
     }
 
-    pub fn saw_output(&mut self) {
-        self.last_output = Instant::now();
-        self.previous = None;
-        self.quiet_samples = 0;
-    }
-
     /// Called on every run tick; `prompt` gives the last non-empty output line when needed.
-    pub fn tick(&mut self, prompt: impl FnOnce() -> String) {
+    fn check(&mut self, prompt: impl FnOnce() -> String) {
         let silent = self.last_output.elapsed();
         // One baseline sample a step before the threshold, so the first sample after it can
         // already compare CPU time.
@@ -155,26 +151,27 @@ impl Detector {
     }
 }
 
-fn sample(pid: u32) -> Option<Sample> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest: Vec<&str> = stat.get(stat.rfind(')')? + 1..)?.split_whitespace().collect();
-    let state = rest.first()?.chars().next()?;
-    // Fields 14 and 15 (utime, stime) are rest[11] and rest[12].
-    let cpu = rest.get(11)?.parse::<u64>().ok()? + rest.get(12)?.parse::<u64>().ok()?;
-    Some(Sample { state, cpu, io: io_counts(pid) })
+/// The detector plugs into the run: output resets the silence, each tick may sample.
+impl Watcher for Detector {
+    fn saw_output(&mut self) {
+        self.last_output = Instant::now();
+        self.previous = None;
+        self.quiet_samples = 0;
+    }
+
+    fn tick(&mut self, sink: &OutputSink) {
+        self.check(|| last_line(&sink.snapshot()));
+    }
 }
 
-fn io_counts(pid: u32) -> Option<(u64, u64)> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/io")).ok()?;
-    let field = |name: &str| {
-        text.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.trim().parse().ok())
-    };
-    Some((field("rchar:")?, field("wchar:")?))
+fn sample(pid: u32) -> Option<Sample> {
+    let (state, cpu) = procfs::state_and_cpu_ticks(pid)?;
+    Some(Sample { state, cpu, io: procfs::io_chars(pid) })
 }
 
 /// Tests (a) and (b): a read on the terminal, or a tty wait channel with the terminal open.
 fn reads_terminal(pid: u32, tty: &Path) -> Option<DetectedBy> {
-    match std::fs::read_to_string(format!("/proc/{pid}/syscall")) {
+    match procfs::syscall(pid) {
         Ok(text) => {
             let mut fields = text.split_whitespace();
             let nr: i64 = fields.next()?.parse().ok()?;
@@ -183,7 +180,7 @@ fn reads_terminal(pid: u32, tty: &Path) -> Option<DetectedBy> {
             (is_read && fd_is(pid, fd, tty)).then_some(DetectedBy::Syscall)
         }
         Err(_) => {
-            let wchan = std::fs::read_to_string(format!("/proc/{pid}/wchan")).ok()?;
+            let wchan = procfs::wchan(pid)?;
             let waiting = matches!(wchan.trim(), "n_tty_read" | "wait_woken");
             (waiting && has_open(pid, tty)).then_some(DetectedBy::Wchan)
         }
@@ -192,7 +189,7 @@ fn reads_terminal(pid: u32, tty: &Path) -> Option<DetectedBy> {
 
 /// Test (c)'s syscalls: waiting for any of several fds.
 fn polls(pid: u32) -> bool {
-    let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/syscall")) else { return false };
+    let Ok(text) = procfs::syscall(pid) else { return false };
     let Some(nr) = text.split_whitespace().next().and_then(|n| n.parse::<i64>().ok()) else {
         return false;
     };
@@ -219,19 +216,19 @@ fn poll_syscalls() -> Vec<i64> {
 /// The fd is our slave, directly or through `/dev/tty` (which members of our session, whose
 /// controlling terminal is the slave, open, as `less` does for its commands).
 fn fd_is(pid: u32, fd: i64, tty: &Path) -> bool {
-    std::fs::read_link(format!("/proc/{pid}/fd/{fd}"))
-        .is_ok_and(|link| link == tty || link == Path::new("/dev/tty"))
+    procfs::fd_link(pid, fd).is_some_and(|link| is_terminal(&link, tty))
 }
 
 fn has_open(pid: u32, tty: &Path) -> bool {
-    let Ok(entries) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { return false };
-    entries
-        .flatten()
-        .any(|e| std::fs::read_link(e.path()).is_ok_and(|l| l == tty || l == Path::new("/dev/tty")))
+    procfs::fd_links(pid).iter().any(|link| is_terminal(link, tty))
+}
+
+fn is_terminal(link: &Path, tty: &Path) -> bool {
+    link == tty || link == Path::new("/dev/tty")
 }
 
 fn cmdline(pid: u32) -> String {
-    let raw = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let raw = procfs::cmdline_bytes(pid);
     let text = String::from_utf8_lossy(&raw).replace('\0', " ");
     text.trim().chars().take(120).collect()
 }

@@ -2,39 +2,25 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use execkit_jobs::{JobEnd, JobSlot, JobStart, JobState};
-use execkit_output::sink::{OutputSink, SinkConfig};
+use execkit_jobs::{JobEnd, JobStart, JobState};
+use execkit_output::sink::SinkConfig;
 use execkit_process::run::RunOutcome;
-use execkit_process::{OutputPipe, ProcessTree};
 use execkit_protocol::{Content, ToolResult};
+use execkit_runkit::{
+    Adoption, LingeringAction, adopt_lingering, job_label, kill_lingering, mark_cancelled_kill,
+    run_to_end,
+};
 use serde_json::json;
 
 use crate::config::LingeringPolicy;
 use crate::request::Request;
-use crate::result::{LingeringAction, summary_text};
 use crate::runner::{BashExtras, BashRunner};
 
-/// Labels are the command's first line, cut at this many characters (J1).
-const LABEL_CHARS: usize = 80;
-/// How many lingering processes a run outcome lists at most (execkit-process's cap).
-const LINGERING_NAMED_MAX: usize = 64;
 /// Why a one-shot front end stops what a command leaves running.
 const ONE_SHOT_REASON: &str = "this one-shot call ends with the command (keep processes running \
      through the MCP server, execkit mcp, and the job tool)";
-/// How often an adopted job checks whether its processes are gone.
-const ADOPTED_POLL: Duration = Duration::from_millis(250);
-
-pub(crate) fn label(command: &str) -> String {
-    let first = command.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
-    if first.chars().count() > LABEL_CHARS {
-        let cut: String = first.chars().take(LABEL_CHARS - 1).collect();
-        format!("{cut}…")
-    } else {
-        first.to_string()
-    }
-}
 
 impl BashRunner {
     /// J1: validates, registers, spawns and returns at once; the run continues in a task.
@@ -45,7 +31,7 @@ impl BashRunner {
         extras: BashExtras,
     ) -> ToolResult {
         let start = JobStart {
-            label: label(&request.original),
+            label: job_label(&request.original),
             timeout_s: request.timeout.secs,
             artifact: None,
             adopted: false,
@@ -86,12 +72,12 @@ impl BashRunner {
         let runner = self.clone();
         tokio::spawn(async move {
             let limits = runner.run_limits(&request, started, run_cancel);
-            let mut outcome = runner.drive(child, &mut observer, limits).await;
-            crate::runner::mark_cancelled_kill(&mut outcome, &cancel);
+            let mut outcome = run_to_end(child, &mut observer, limits).await;
+            mark_cancelled_kill(&mut outcome, &cancel);
             let lingering = runner.kill_lingering(&outcome, None);
             outcome.output = None;
-            let result = runner.explain(&request, info, outcome, observer, lingering);
-            slot.finish(job_end(&result));
+            let explained = runner.explain(&request, info, outcome, observer, lingering);
+            slot.finish(explained.job_end());
         });
         ToolResult {
             content: vec![Content::text(text)],
@@ -122,35 +108,25 @@ impl BashRunner {
         if self.inner.config.one_shot {
             return self.kill_lingering(outcome, Some(ONE_SHOT_REASON.to_string()));
         }
-        let first = &outcome.lingering[0];
-        let start = JobStart {
-            label: label(&first.cmd),
-            timeout_s: deadline
-                .map(|d| d.saturating_duration_since(Instant::now()).as_secs_f64().ceil() as u64),
-            artifact: None,
-            adopted: true,
-            began: None,
+        let label = job_label(&outcome.lingering[0].cmd);
+        let adoption = Adoption {
+            jobs: &self.inner.deps.jobs,
+            label: label.clone(),
+            grace: self.kill_grace(),
+            deadline,
         };
-        let slot = match self.inner.deps.jobs.register(start) {
-            Ok(slot) => slot,
+        let make_sink = || {
+            let mut config = SinkConfig::from_limits(&self.inner.deps.limits);
+            config.spill_from_start = true;
+            self.new_sink(config, label)
+        };
+        match adopt_lingering(outcome, adoption, make_sink) {
+            Ok(action) => action,
             Err(full) => {
                 let why = format!("the background job limit is reached ({} running)", full.running);
-                return self.kill_lingering(outcome, Some(why));
+                self.kill_lingering(outcome, Some(why))
             }
-        };
-        let mut config = SinkConfig::from_limits(&self.inner.deps.limits);
-        config.spill_from_start = true;
-        let sink = self.new_sink(config, label(&first.cmd));
-        if let Some(uri) = sink.artifact().map(|a| a.uri()) {
-            slot.set_artifact(uri);
         }
-        let id = slot.id_text();
-        let tree = outcome.tree.clone();
-        let pipe = outcome.output.take();
-        let grace = self.kill_grace();
-        let total = lingering_total(outcome);
-        tokio::spawn(watch_adopted(Adopted { tree, pipe, sink, slot, grace, deadline }));
-        LingeringAction::Adopted { id, total }
     }
 
     /// Kills lingering members in the background; the call never waits on them. `why` is said
@@ -160,26 +136,8 @@ impl BashRunner {
         outcome: &RunOutcome,
         why: Option<String>,
     ) -> LingeringAction {
-        if outcome.lingering.is_empty() {
-            return LingeringAction::None;
-        }
-        let total = lingering_total(outcome);
-        let tree = outcome.tree.clone();
-        let grace = self.kill_grace();
-        tokio::spawn(async move { tree.kill(grace).await });
-        LingeringAction::Killed { total, why }
+        kill_lingering(outcome, self.kill_grace(), why)
     }
-}
-
-/// Every lingering process: the outcome names at most 64, so beyond that the tree is counted.
-fn lingering_total(outcome: &RunOutcome) -> usize {
-    let named = outcome.lingering.len();
-    if named < LINGERING_NAMED_MAX {
-        return named;
-    }
-    let leader = outcome.tree.leader_pid();
-    let alive = outcome.tree.members().into_iter().filter(|pid| *pid != leader).count();
-    alive.max(named)
 }
 
 fn start_text(id: &str, request: &Request, artifact: Option<&str>) -> String {
@@ -188,7 +146,7 @@ fn start_text(id: &str, request: &Request, artifact: Option<&str>) -> String {
         None => "no deadline".to_string(),
     };
     let mut text =
-        format!("Started background job {id} ({deadline}): {}", label(&request.original));
+        format!("Started background job {id} ({deadline}): {}", job_label(&request.original));
     match artifact {
         Some(uri) => text.push_str(&format!(
             "\nOutput so far: {uri} (grows live). Wait for it with job {{\"poll\": [\"{id}\"]}}."
@@ -202,87 +160,4 @@ fn start_text(id: &str, request: &Request, artifact: Option<&str>) -> String {
         text.push_str(notice);
     }
     text
-}
-
-/// A job's end, read off the result a foreground call would have given (J5).
-pub(crate) fn job_end(result: &ToolResult) -> JobEnd {
-    let field = |name: &str| result.structured_content.as_ref().and_then(|s| s.get(name).cloned());
-    let flag = |name: &str| field(name).and_then(|v| v.as_bool()).unwrap_or(false);
-    let state = if flag("timed_out") {
-        JobState::TimedOut
-    } else if flag("cancelled") {
-        JobState::Cancelled
-    } else if result.is_error {
-        JobState::Failed
-    } else {
-        JobState::Completed
-    };
-    JobEnd {
-        state,
-        exit_code: field("exit_code").and_then(|v| v.as_i64()).map(|c| c as i32),
-        signal: field("signal").and_then(|v| v.as_str().map(str::to_string)),
-        text: result.text(),
-    }
-}
-
-/// Processes a foreground call left behind, and what follows them.
-struct Adopted {
-    tree: ProcessTree,
-    pipe: Option<OutputPipe>,
-    sink: OutputSink,
-    slot: JobSlot,
-    grace: Duration,
-    deadline: Option<Instant>,
-}
-
-async fn sleep_until_opt(deadline: Option<Instant>) {
-    match deadline {
-        Some(at) => tokio::time::sleep_until(at.into()).await,
-        None => std::future::pending().await,
-    }
-}
-
-/// Follows adopted processes until they are gone, the deadline passes, or the job is cancelled.
-async fn watch_adopted(adopted: Adopted) {
-    let Adopted { tree, mut pipe, mut sink, slot, grace, deadline } = adopted;
-    let cancel = slot.cancel_token();
-    let tail = slot.tail_handle();
-    let mut buf = vec![0u8; 64 << 10];
-    let mut ticker = tokio::time::interval(ADOPTED_POLL);
-    let state = loop {
-        let read = async {
-            match pipe.as_mut() {
-                Some(p) => p.read(&mut buf).await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            result = read => match result {
-                Ok(0) | Err(_) => pipe = None,
-                Ok(n) => sink.push(&buf[..n]),
-            },
-            _ = ticker.tick() => {
-                tail.set(sink.snapshot());
-                if pipe.is_none() && tree.members().is_empty() {
-                    break JobState::Completed;
-                }
-            }
-            _ = cancel.cancelled() => {
-                tree.kill(grace).await;
-                break JobState::Cancelled;
-            }
-            _ = sleep_until_opt(deadline) => {
-                tree.kill(grace).await;
-                break JobState::TimedOut;
-            }
-        }
-    };
-    let summary = sink.finish();
-    let mut text = summary_text(&summary);
-    text.push_str(match state {
-        JobState::Cancelled => "\n[Command cancelled]",
-        JobState::TimedOut => "\n[The adopted processes were stopped at the call's deadline]",
-        _ => "\n[The adopted processes exited]",
-    });
-    slot.finish(JobEnd { state, exit_code: None, signal: None, text });
 }

@@ -7,16 +7,16 @@ use std::time::{Duration, Instant};
 
 use execkit_output::sink::OutputSink;
 use execkit_process::env::EnvBuilder;
-use execkit_process::run::{RunLimits, RunObserver, RunOutcome, run};
+use execkit_process::run::{RunLimits, RunOutcome};
 use execkit_process::{
-    CancellationToken, Child, ProcessTree, PtyHandle, PtySize, SpawnSpec, StdinMode,
+    CancellationToken, Child, PtyHandle, PtySize, SpawnSpec, StdinMode, write_private,
 };
 use execkit_protocol::ToolResult;
+use execkit_runkit::LingeringAction;
 
 use crate::input_wait::Detector;
-use crate::progress::Observer;
 use crate::request::Request;
-use crate::result::{Finished, LingeringAction, start_failed_result};
+use crate::result::{Explained, Finished, start_failed_result};
 use crate::runner::{BashExtras, BashRunner};
 use crate::snapshot::Snapshot;
 
@@ -28,6 +28,9 @@ static CALLS: AtomicU64 = AtomicU64::new(0);
 
 /// The whole environment a command may get (O48), counted as `NAME=value\0` strings.
 const MAX_ENV_BYTES: usize = 1 << 20;
+
+/// The run observer of a bash call: the sink, progress, and input-wait detection on a PTY.
+pub(crate) type Observer = execkit_runkit::Observer<Detector>;
 
 /// A started bash process with what is needed to explain its run.
 pub(crate) struct Launched {
@@ -55,54 +58,13 @@ impl BashRunner {
         let run_dir = inner.deps.supervisor.run_dir().to_path_buf();
         let caller_bash_env = request.env.contains_key("BASH_ENV");
         let mut temp = RemoveOnDrop(Vec::new());
-        let mut env = if caller_bash_env {
-            // A caller's own BASH_ENV means no snapshot and no prelude (B16).
-            self.layered_env(None)
-        } else {
-            let base = match inner.base_env.get() {
-                Some(base) => base,
-                None => {
-                    let built = self.base_env(&snap, &run_dir).map_err(start_failed)?;
-                    inner.base_env.get_or_init(|| built)
-                }
-            };
-            base.env.clone()
-        };
-        env.set("PWD", request.cwd.as_os_str());
+        let env = self.call_env(request, &snap, &run_dir, caller_bash_env)?;
         let scrubbed = env.scrubbed();
         let limits = &inner.deps.limits;
         let size = PtySize { cols: limits.pty_cols as u16, rows: limits.pty_rows as u16 };
-        let with_env = |pty: bool| {
-            let mut env = env.clone();
-            if pty {
-                env.set("TERM", "xterm-256color");
-                env.set("COLUMNS", size.cols.to_string());
-                env.set("LINES", size.rows.to_string());
-            }
-            for (name, value) in request.env.iter().chain(extras.env.iter()) {
-                env.set(name.as_str(), value.as_str());
-            }
-            env.into_vars()
-        };
-        let vars = with_env(request.pty);
-        let total: usize = vars.iter().map(|(k, v)| k.len() + v.len() + 2).sum();
-        if total > MAX_ENV_BYTES {
-            return Err(ToolResult::error(format!(
-                "Invalid argument \"env\": environment would be {total} bytes; the limit is \
-                 {MAX_ENV_BYTES}"
-            )));
-        }
-
-        let mut args: Vec<OsString> = vec!["--noprofile".into(), "--norc".into()];
-        if request.command.len() > SCRIPT_FILE_THRESHOLD {
-            let script = run_dir.join(format!("bash-{call_no}.sh"));
-            write_private(&script, request.command.as_bytes()).map_err(start_failed)?;
-            args.push(script.clone().into());
-            temp.0.push(script);
-        } else {
-            args.push("-c".into());
-            args.push(request.command.clone().into());
-        }
+        let layers = EnvLayers { env: &env, size, request, extras: &extras };
+        let vars = layers.vars(request.pty)?;
+        let args = bash_args(request, &run_dir, call_no, &mut temp)?;
         let spec = |pty: bool, env: Vec<(OsString, OsString)>| SpawnSpec {
             program: bash.clone(),
             args: args.clone(),
@@ -120,7 +82,7 @@ impl BashRunner {
             Err(err) if err.pty_unavailable().is_some() => {
                 pty_fallback = err.pty_unavailable().map(|p| p.reason.clone());
                 started = Instant::now();
-                supervisor.spawn(spec(false, with_env(false))).await
+                supervisor.spawn(spec(false, layers.vars(false)?)).await
             }
             other => other,
         };
@@ -131,15 +93,7 @@ impl BashRunner {
             (!caller_bash_env).then(|| run_dir.join(format!("bash-cwd-{}", child.pid())));
         temp.0.extend(cwd_file.clone());
         if let Some(bytes) = extras.stdin {
-            if let Some(mut stdin) = child.take_stdin() {
-                tokio::spawn(async move {
-                    let _ = stdin.write_all(&bytes).await;
-                });
-            } else if let Some(pty) = pty.clone() {
-                tokio::spawn(async move {
-                    let _ = pty.write_all(&bytes).await;
-                });
-            }
+            feed_stdin(&mut child, pty.clone(), bytes);
         }
         let sink = self.sink(request, spill_from_start);
         let info = LaunchedInfo {
@@ -153,33 +107,41 @@ impl BashRunner {
         Ok(Launched { child, started, sink, pty, info })
     }
 
+    /// The call's environment before the terminal and caller layers: the Toolkit's base (or,
+    /// with a caller's own `BASH_ENV`, the layers without snapshot and prelude) and `PWD`.
+    fn call_env(
+        &self,
+        request: &Request,
+        snap: &Snapshot,
+        run_dir: &Path,
+        caller_bash_env: bool,
+    ) -> Result<EnvBuilder, ToolResult> {
+        let inner = &self.inner;
+        let mut env = if caller_bash_env {
+            // A caller's own BASH_ENV means no snapshot and no prelude (B16).
+            self.layered_env(None)
+        } else {
+            let base = match inner.base_env.get() {
+                Some(base) => base,
+                None => {
+                    let built = self.base_env(snap, run_dir).map_err(start_failed)?;
+                    inner.base_env.get_or_init(|| built)
+                }
+            };
+            base.clone()
+        };
+        env.set("PWD", request.cwd.as_os_str());
+        Ok(env)
+    }
+
+    /// The limits of a run of `request` that started at `started`.
     pub(crate) fn run_limits(
         &self,
         request: &Request,
         started: Instant,
         cancel: CancellationToken,
     ) -> RunLimits {
-        let limits = &self.inner.deps.limits;
-        RunLimits {
-            deadline: request.timeout.secs.map(|s| started + Duration::from_secs(s)),
-            cancel,
-            kill_grace: self.kill_grace(),
-            drain_idle: Duration::from_millis(limits.drain_idle_ms),
-            drain_max: Duration::from_millis(limits.drain_max_ms),
-        }
-    }
-
-    /// Runs a launched process to its end, feeding `observer` (which owns the sink).
-    pub(crate) async fn drive<O: RunObserver>(
-        &self,
-        child: Child,
-        observer: &mut O,
-        limits: RunLimits,
-    ) -> RunOutcome {
-        let guard = KillOnDrop::new(child.tree(), self.kill_grace());
-        let outcome = run(child, observer, limits).await;
-        guard.disarm();
-        outcome
+        execkit_runkit::run_limits(&self.inner.deps.limits, started, request.timeout.secs, cancel)
     }
 
     /// The result text and JSON of a finished run. Consumes the once-per-Toolkit notices.
@@ -190,8 +152,8 @@ impl BashRunner {
         outcome: RunOutcome,
         observer: Observer,
         lingering: LingeringAction,
-    ) -> ToolResult {
-        let input_wait = observer.detector.and_then(|d| d.found);
+    ) -> Explained {
+        let input_wait = observer.watcher.and_then(|d| d.found);
         let sink = observer.sink;
         let inner = &self.inner;
         let final_cwd = launched
@@ -223,7 +185,7 @@ impl BashRunner {
             request,
             outcome,
             summary: sink.finish(),
-            base_cwd: &inner.config.base_cwd,
+            base_cwd: &inner.deps.cwd,
             final_cwd,
             containment: inner.deps.supervisor.containment().as_str(),
             scrubbed: launched.scrubbed,
@@ -264,9 +226,76 @@ impl Launched {
     ) -> (Child, Instant, Observer, LaunchedInfo) {
         let mut observer = Observer::new(self.sink, progress, timeout_s);
         if let (Some(pty), Some(silence)) = (self.pty, input_wait) {
-            observer.detector = Some(Detector::new(pty, self.child.tree(), stop.clone(), silence));
+            observer.watcher = Some(Detector::new(pty, self.child.tree(), stop.clone(), silence));
         }
         (self.child, self.started, observer, self.info)
+    }
+}
+
+/// The last layers of a call's environment: the terminal's variables, then the caller's.
+struct EnvLayers<'a> {
+    env: &'a EnvBuilder,
+    size: PtySize,
+    request: &'a Request,
+    extras: &'a BashExtras,
+}
+
+impl EnvLayers<'_> {
+    /// The complete environment, with or without a terminal; refused when it is larger than
+    /// a command may get.
+    fn vars(&self, pty: bool) -> Result<Vec<(OsString, OsString)>, ToolResult> {
+        let mut env = self.env.clone();
+        if pty {
+            env.set("TERM", "xterm-256color");
+            env.set("COLUMNS", self.size.cols.to_string());
+            env.set("LINES", self.size.rows.to_string());
+        }
+        for (name, value) in self.request.env.iter().chain(self.extras.env.iter()) {
+            env.set(name.as_str(), value.as_str());
+        }
+        let vars = env.into_vars();
+        let total: usize = vars.iter().map(|(k, v)| k.len() + v.len() + 2).sum();
+        if total > MAX_ENV_BYTES {
+            return Err(ToolResult::error(format!(
+                "Invalid argument \"env\": environment would be {total} bytes; the limit is \
+                 {MAX_ENV_BYTES}"
+            )));
+        }
+        Ok(vars)
+    }
+}
+
+/// bash's arguments: the command itself, or a private script file for a long one (removed
+/// with `temp`).
+fn bash_args(
+    request: &Request,
+    run_dir: &Path,
+    call_no: u64,
+    temp: &mut RemoveOnDrop,
+) -> Result<Vec<OsString>, ToolResult> {
+    let mut args: Vec<OsString> = vec!["--noprofile".into(), "--norc".into()];
+    if request.command.len() > SCRIPT_FILE_THRESHOLD {
+        let script = run_dir.join(format!("bash-{call_no}.sh"));
+        write_private(&script, request.command.as_bytes()).map_err(start_failed)?;
+        args.push(script.clone().into());
+        temp.0.push(script);
+    } else {
+        args.push("-c".into());
+        args.push(request.command.clone().into());
+    }
+    Ok(args)
+}
+
+/// Writes a library caller's stdin bytes to the child's stdin pipe, or to its terminal.
+fn feed_stdin(child: &mut Child, pty: Option<PtyHandle>, bytes: Vec<u8>) {
+    if let Some(mut stdin) = child.take_stdin() {
+        tokio::spawn(async move {
+            let _ = stdin.write_all(&bytes).await;
+        });
+    } else if let Some(pty) = pty {
+        tokio::spawn(async move {
+            let _ = pty.write_all(&bytes).await;
+        });
     }
 }
 
@@ -274,22 +303,15 @@ fn start_failed(err: std::io::Error) -> ToolResult {
     start_failed_result(&format!("Failed to start bash: {err}"))
 }
 
-/// The environment every call starts from, built once per Toolkit (the scrub and the
-/// snapshot do not change between calls), and the prelude it points `BASH_ENV` at.
-pub(crate) struct BaseEnv {
-    env: EnvBuilder,
-}
-
 impl BashRunner {
     /// Layers 1 to 4 of O44 and `EXECKIT=1`: inherited, removals, scrub, snapshot, hardening.
     fn layered_env(&self, snapshot: Option<&Snapshot>) -> EnvBuilder {
         let inner = &self.inner;
-        let mut env = EnvBuilder::from_vars(
-            inner.deps.own_env.iter().map(|(k, v)| (OsString::from(k), OsString::from(v))),
-        );
+        let mut env =
+            EnvBuilder::from_vars(inner.deps.lookup.vars().map(|(k, v)| (k.clone(), v.clone())));
         env.remove_shell_state();
         if inner.config.scrub {
-            env.scrub(&inner.deps.scrub_rules);
+            env.scrub(&inner.derived.scrub_rules);
         }
         if let Some(snapshot) = snapshot {
             env.overlay(snapshot.vars.iter().cloned());
@@ -299,13 +321,15 @@ impl BashRunner {
         env
     }
 
-    fn base_env(&self, snapshot: &Snapshot, run_dir: &Path) -> std::io::Result<BaseEnv> {
+    /// The environment every call starts from, built once per Toolkit (the scrub and the
+    /// snapshot do not change between calls), with `BASH_ENV` pointing at the prelude.
+    fn base_env(&self, snapshot: &Snapshot, run_dir: &Path) -> std::io::Result<EnvBuilder> {
         let n = PRELUDES.fetch_add(1, Ordering::Relaxed);
         let prelude = run_dir.join(format!("bash-prelude-{n}.sh"));
         write_private(&prelude, prelude_text(run_dir, snapshot.replay.as_deref()).as_bytes())?;
         let mut env = self.layered_env(Some(snapshot));
         env.set("BASH_ENV", prelude.as_os_str());
-        Ok(BaseEnv { env })
+        Ok(env)
     }
 }
 
@@ -338,51 +362,12 @@ fn prelude_text(run_dir: &Path, replay: Option<&Path>) -> String {
     text
 }
 
-pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)?;
-    file.write_all(bytes)
-}
-
 struct RemoveOnDrop(Vec<PathBuf>);
 
 impl Drop for RemoveOnDrop {
     fn drop(&mut self) {
         for path in &self.0 {
             let _ = std::fs::remove_file(path);
-        }
-    }
-}
-
-/// Kills the tree in the background when the call's future is dropped mid-run (B30).
-struct KillOnDrop {
-    tree: Option<ProcessTree>,
-    grace: Duration,
-}
-
-impl KillOnDrop {
-    fn new(tree: ProcessTree, grace: Duration) -> Self {
-        KillOnDrop { tree: Some(tree), grace }
-    }
-
-    fn disarm(mut self) {
-        self.tree = None;
-    }
-}
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        if let Some(tree) = self.tree.take() {
-            let grace = self.grace;
-            if let Ok(handle) = tokio::runtime::Handle::try_current() {
-                handle.spawn(async move { tree.kill(grace).await });
-            }
         }
     }
 }

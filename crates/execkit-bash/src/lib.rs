@@ -19,12 +19,11 @@ mod launch;
 mod lexer;
 mod meaning;
 mod normalize;
-mod progress;
 mod request;
 mod result;
 mod rules;
 mod runner;
 mod snapshot;
 
-pub use config::{BashConfig, LingeringPolicy, SnapshotMode, find_on_path};
-pub use runner::{BashContext, BashDeps, BashExtras, BashRunner};
+pub use config::{BashConfig, LingeringPolicy, SnapshotMode};
+pub use runner::{BashDeps, BashExtras, BashRunner};

@@ -13,7 +13,7 @@ use crate::lexer::{Lexed, Op, Span, Token, single_pipeline};
 /// The largest `| tail -n N` that becomes the tail window (O6's line cap).
 const MAX_TAIL_LINES: u64 = 100_000;
 
-/// What B5 removed, for `structuredContent.normalized`.
+/// What the trailing `| tail` rewrite removed (B5), for `structuredContent.normalized`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TailRewrite {
     pub removed: String,

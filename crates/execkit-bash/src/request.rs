@@ -41,7 +41,7 @@ pub(crate) struct Request {
     pub timeout: ResolvedTimeout,
     pub head: Option<u64>,
     pub tail: Option<u64>,
-    /// Clamp notices in O23 order.
+    /// Clamp notices, in the order they are made: timeout, then head, then tail (O23).
     pub notices: Vec<String>,
     pub normalized: Option<TailRewrite>,
     pub pty: bool,
@@ -63,13 +63,24 @@ impl From<ArgError> for Rejection {
     }
 }
 
-pub(crate) fn prepare(
-    params: BashParams,
-    config: &BashConfig,
-    store: Option<&ArtifactStore>,
-    max_timeout: Option<u64>,
-    home: Option<&Path>,
-) -> Result<Request, Rejection> {
+/// What checking a call needs besides its params.
+pub(crate) struct Prepare<'a> {
+    pub config: &'a BashConfig,
+    /// The Toolkit's working directory: the base every call resolves against.
+    pub base_cwd: &'a Path,
+    pub store: Option<&'a ArtifactStore>,
+    pub max_timeout: Option<u64>,
+    pub home: Option<&'a Path>,
+}
+
+impl Prepare<'_> {
+    pub fn run(&self, params: BashParams) -> Result<Request, Rejection> {
+        prepare(params, self)
+    }
+}
+
+fn prepare(params: BashParams, ctx: &Prepare<'_>) -> Result<Request, Rejection> {
+    let Prepare { config, base_cwd, store, max_timeout, home } = *ctx;
     check_command(&params.command)?;
     let run_async = params.run_async.unwrap_or(false);
     if run_async && config.one_shot {
@@ -103,10 +114,10 @@ pub(crate) fn prepare(
     if let Some(rewrite) = &plan.tail {
         tail = Some(rewrite.tail);
     }
-    let base = &config.base_cwd;
+    let base = base_cwd;
     let mut dir = match &requested_cwd {
         Some(requested) => cwd::resolve(base, requested, home),
-        None => base.clone(),
+        None => base.to_path_buf(),
     };
     cwd::check(&dir, base).map_err(Rejection::Failed)?;
     for step in &plan.cd_steps {

@@ -4,11 +4,13 @@ use std::path::Path;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use execkit_jobs::JobEnd;
 use execkit_output::artifact::ArtifactStore;
 use execkit_output::sink::{SinkSummary, TruncationReport};
-use execkit_process::run::{Lingering, RunEnd, RunOutcome};
+use execkit_process::run::{Lingering, RunOutcome};
 use execkit_process::signal_name;
 use execkit_protocol::{Content, ToolResult};
+use execkit_runkit::{Ending, LingeringAction, Verdict};
 use indexmap::IndexMap;
 use serde::Serialize;
 use serde_json::json;
@@ -79,43 +81,19 @@ struct Structured<'a> {
     oom: bool,
 }
 
-/// What happened to processes still running after the command exited (B31).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum LingeringAction {
-    None,
-    /// Stopped. `total` counts every lingering process (the outcome names at most 64);
-    /// `why` follows the stop when it was not asked for (a full job table, a one-shot call).
-    Killed {
-        total: usize,
-        why: Option<String>,
-    },
-    Adopted {
-        id: String,
-        total: usize,
-    },
+/// A finished call's result, and the typed verdict it was rendered from (what a job's end
+/// is made of).
+pub(crate) struct Explained {
+    pub result: ToolResult,
+    pub verdict: Verdict,
 }
 
-impl LingeringAction {
-    fn total(&self) -> usize {
-        match self {
-            LingeringAction::None => 0,
-            LingeringAction::Killed { total, .. } | LingeringAction::Adopted { total, .. } => {
-                *total
-            }
-        }
+impl Explained {
+    /// The job's end when the call ran as a job: the same verdict, the result's text.
+    pub fn job_end(self) -> JobEnd {
+        let text = self.result.text();
+        self.verdict.job_end(text)
     }
-}
-
-/// The text of a finished sink alone: body (or `(no output)`) and footer.
-pub(crate) fn summary_text(summary: &SinkSummary) -> String {
-    let body = summary.body.strip_suffix('\n').unwrap_or(&summary.body);
-    let mut text =
-        if body.trim().is_empty() { "(no output)".to_string() } else { body.to_string() };
-    if let Some(footer) = &summary.footer {
-        text.push('\n');
-        text.push_str(footer);
-    }
-    text
 }
 
 /// Everything known about a run once it ended.
@@ -139,98 +117,137 @@ pub(crate) struct Finished<'a> {
 }
 
 impl Finished<'_> {
-    pub fn into_result(self) -> ToolResult {
-        let request = self.request;
-        let outcome = &self.outcome;
-        let summary = &self.summary;
+    pub fn into_result(self) -> Explained {
+        // A command found waiting for input was stopped by us: no exit code or signal.
         let waiting = self.input_wait.as_ref();
-        let timed_out = outcome.end == RunEnd::TimedOut;
-        let cancelled = outcome.end == RunEnd::Cancelled && waiting.is_none();
-        let status = outcome.status;
-        let signal =
-            status.and_then(|s| s.signal).filter(|_| !timed_out && !cancelled && waiting.is_none());
-        let exit_code = if timed_out || cancelled || waiting.is_some() {
-            None
-        } else {
-            status.and_then(|s| s.code.or(s.signal.map(|sig| 128 + sig)))
-        };
-
-        let (body, hints) = take_hints(&summary.body);
-        let mut content = Vec::new();
-        let mut text = String::new();
-        let image = (!summary.binary).then(|| self.full_text_for_image()).flatten();
+        let verdict =
+            if waiting.is_some() { Verdict::stopped() } else { Verdict::of(&self.outcome) };
+        let wait_texts = waiting.map(input_wait::texts);
+        let (outcome_line, meaning) = self.outcome_line(&verdict, wait_texts.as_ref());
+        let failed = outcome_line.is_some();
+        let (body, hints) = take_hints(&self.summary.body);
+        let image = (!self.summary.binary).then(|| self.full_text_for_image()).flatten();
         let oversized = image.as_ref().and_then(|found| oversized_notice(found, self.artifacts));
         let image = image.filter(|_| oversized.is_none());
-        match &image {
-            Some(found) => text.push_str(&image_notice(found)),
-            None if let Some(line) = &oversized => text.push_str(line),
-            None if body.trim().is_empty() => text.push_str("(no output)"),
-            None => text.push_str(body.strip_suffix('\n').unwrap_or(&body)),
-        }
-        let mut lines: Vec<String> = Vec::new();
-        lines.extend(summary.footer.clone());
-        lines.extend(request.notices.iter().cloned());
-
-        let mut meaning = None;
-        let wait_texts = waiting.map(input_wait::texts);
-        let outcome_line = if let Some((_, line)) = &wait_texts {
-            Some(line.clone())
-        } else if timed_out {
-            Some(format!(
-                "[Command timed out after {} seconds]",
-                request.timeout.secs.unwrap_or_default()
-            ))
-        } else if cancelled {
-            Some("[Command cancelled]".to_string())
-        } else if outcome.oom {
-            let peak = outcome.memory_peak_bytes.map(execkit_output::format::size);
-            Some(format!(
-                "Command was killed by the kernel OOM killer (memory peak {})",
-                peak.unwrap_or_else(|| "unknown".to_string())
-            ))
-        } else if let Some(sig) = signal {
-            Some(format!("Command was killed by signal {sig} ({})", signal_name(sig)))
-        } else {
-            match exit_code {
-                Some(0) => None,
-                Some(code) => {
-                    meaning = exit_meaning(request.stages.as_deref(), code);
-                    Some(match &meaning {
-                        Some((_, m)) => format!("Command exited with code {code} ({m})"),
-                        None => format!("Command exited with code {code}"),
-                    })
-                }
-                None => Some("Command ended without an exit status".to_string()),
-            }
+        let mut text = match &image {
+            Some(found) => image_notice(found),
+            None if let Some(line) = &oversized => line.clone(),
+            None if body.trim().is_empty() => "(no output)".to_string(),
+            None => body.strip_suffix('\n').unwrap_or(&body).to_string(),
         };
-        let failed = outcome_line.is_some();
+        let final_cwd = self.final_cwd.clone().filter(|f| Path::new(f) != self.request.cwd);
+        let mut lines =
+            self.notice_lines(&verdict, meaning.is_some(), failed, final_cwd.as_deref());
+        if let Some((advice, _)) = &wait_texts {
+            lines.push(advice.clone());
+        }
+        lines.extend(outcome_line);
+        // `head: 0, tail: 0` shows no lines at all: the footer says so (B3).
+        let request = self.request;
+        let show_nothing = request.head == Some(0) && request.tail == Some(0) && image.is_none();
+        if show_nothing && self.summary.footer.is_some() {
+            text.clear();
+        }
+        for line in lines {
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(&line);
+        }
+        let mut content = vec![Content::text(text)];
+        if let Some(found) = image {
+            content.push(Content::Image {
+                data: STANDARD.encode(&found.bytes),
+                mime_type: found.mime.to_string(),
+            });
+        }
+        let structured = self.structured(&verdict, meaning.map(|m| m.0), final_cwd, hints);
+        let result = ToolResult {
+            content,
+            structured_content: serde_json::to_value(&structured).ok(),
+            is_error: failed,
+        };
+        Explained { result, verdict }
+    }
 
-        let nonzero_exit = meaning.is_some() || matches!(exit_code, Some(c) if c != 0);
-        if let (Some(rewrite), true) = (&request.normalized, nonzero_exit && signal.is_none()) {
+    /// The last line of a call that did not exit with 0 (`None` when it did), and the exit
+    /// code's meaning when one is known.
+    fn outcome_line(
+        &self,
+        verdict: &Verdict,
+        wait_texts: Option<&(String, String)>,
+    ) -> (Option<String>, Option<(ExitMeaning, String)>) {
+        let outcome = &self.outcome;
+        if let Some((_, line)) = wait_texts {
+            return (Some(line.clone()), None);
+        }
+        let line = match (verdict.ending, verdict.signal, verdict.exit_code) {
+            (Ending::TimedOut, _, _) => {
+                timed_out_line(self.request.timeout.secs.unwrap_or_default())
+            }
+            (Ending::Cancelled, _, _) => "[Command cancelled]".to_string(),
+            _ if outcome.oom => {
+                let peak = outcome.memory_peak_bytes.map(execkit_output::format::size);
+                format!(
+                    "Command was killed by the kernel OOM killer (memory peak {})",
+                    peak.unwrap_or_else(|| "unknown".to_string())
+                )
+            }
+            (_, Some(sig), _) => {
+                format!("Command was killed by signal {sig} ({})", signal_name(sig))
+            }
+            (_, None, Some(0)) => return (None, None),
+            (_, None, Some(code)) => {
+                let meaning = exit_meaning(self.request.stages.as_deref(), code);
+                let line = match &meaning {
+                    Some((_, m)) => format!("Command exited with code {code} ({m})"),
+                    None => format!("Command exited with code {code}"),
+                };
+                return (Some(line), meaning);
+            }
+            (_, None, None) => "Command ended without an exit status".to_string(),
+        };
+        (Some(line), None)
+    }
+
+    /// The footer, the request's notices and every bracketed line about the run, in the
+    /// order they are shown before the outcome line.
+    fn notice_lines(
+        &self,
+        verdict: &Verdict,
+        has_meaning: bool,
+        failed: bool,
+        final_cwd: Option<&str>,
+    ) -> Vec<String> {
+        let request = self.request;
+        let mut lines: Vec<String> = Vec::new();
+        lines.extend(self.summary.footer.clone());
+        lines.extend(request.notices.iter().cloned());
+        let nonzero_exit = has_meaning || matches!(verdict.exit_code, Some(c) if c != 0);
+        if let (Some(rewrite), true) =
+            (&request.normalized, nonzero_exit && verdict.signal.is_none())
+        {
             lines.push(format!(
                 "[\"{}\" was applied by execkit, so the exit code is that of the command before it]",
                 rewrite.removed
             ));
         }
-        let final_cwd = self.final_cwd.clone().filter(|f| Path::new(f) != request.cwd);
-        if let Some(final_cwd) = &final_cwd {
+        if let Some(final_cwd) = final_cwd {
             lines.push(format!(
                 "[Working directory changed to {final_cwd}; it is not kept: the next call starts \
                  in {} unless you pass \"cwd\"]",
                 self.base_cwd.display()
             ));
         }
-        if failed && !timed_out && !cancelled && wanted_terminal(&summary.body) {
+        let ended_by_us = matches!(verdict.ending, Ending::TimedOut | Ending::Cancelled);
+        if failed && !ended_by_us && wanted_terminal(&self.summary.body) {
             lines.push(
                 "[The command wanted an interactive terminal; stdin is /dev/null here. Pipe the \
                  input in, use a non-interactive flag, or rerun with \"pty\": true to see the prompt]"
                     .to_string(),
             );
         }
-        let lingering = lingering_report(&outcome.lingering, &self.lingering);
-        if let Some(line) = lingering_line(&outcome.lingering, &self.lingering) {
-            lines.push(line);
-        }
+        lines.extend(lingering_line(&self.outcome.lingering, &self.lingering));
         if let Some(reason) = &self.pty_fallback {
             lines.push(format!("[pty unavailable ({reason}); ran without a terminal]"));
         }
@@ -243,45 +260,30 @@ impl Finished<'_> {
                 names.join(", ")
             ));
         }
-        if let Some((advice, _)) = &wait_texts {
-            lines.push(advice.clone());
-        }
-        lines.extend(outcome_line);
-        // `head: 0, tail: 0` shows no lines at all: the footer says so (B3).
-        let show_nothing = request.head == Some(0) && request.tail == Some(0) && image.is_none();
-        if show_nothing && summary.footer.is_some() {
-            text.clear();
-        }
-        for line in lines {
-            if !text.is_empty() {
-                text.push('\n');
-            }
-            text.push_str(&line);
-        }
-        content.push(Content::text(text));
-        if let Some(found) = image {
-            content.push(Content::Image {
-                data: STANDARD.encode(&found.bytes),
-                mime_type: found.mime.to_string(),
-            });
-        }
+        lines
+    }
 
-        let state = if waiting.is_some() {
-            "waiting_for_input"
-        } else if timed_out {
-            "timed_out"
-        } else if cancelled {
-            "cancelled"
-        } else if signal.is_some() || outcome.oom {
-            "killed"
-        } else {
-            "exited"
+    /// `structuredContent` of the call.
+    fn structured(
+        &self,
+        verdict: &Verdict,
+        exit_meaning: Option<ExitMeaning>,
+        final_cwd: Option<String>,
+        hints: Vec<IndexMap<String, String>>,
+    ) -> Structured<'_> {
+        let (request, outcome, summary) = (self.request, &self.outcome, &self.summary);
+        let state = match verdict.ending {
+            Ending::Stopped => "waiting_for_input",
+            Ending::TimedOut => "timed_out",
+            Ending::Cancelled => "cancelled",
+            Ending::Killed => "killed",
+            Ending::Exited => "exited",
         };
-        let structured = Structured {
-            exit_code,
-            signal: signal.map(signal_name),
+        Structured {
+            exit_code: verdict.exit_code,
+            signal: verdict.signal.map(signal_name),
             state,
-            exit_meaning: meaning.map(|m| m.0),
+            exit_meaning,
             wall_ms: outcome.wall.as_millis() as u64,
             timeout_s: request.timeout.secs,
             requested_timeout_s: request.timeout.requested,
@@ -291,7 +293,7 @@ impl Finished<'_> {
             truncation: summary.truncation.clone(),
             artifact: summary.artifact.as_ref().map(|a| a.uri()),
             normalized: request.normalized.as_ref(),
-            lingering,
+            lingering: lingering_report(&outcome.lingering, &self.lingering),
             containment: self.containment,
             memory_peak_bytes: outcome.memory_peak_bytes,
             scrubbed_env: self.scrubbed.clone(),
@@ -300,14 +302,9 @@ impl Finished<'_> {
             hints,
             prefix: self.prefix.clone(),
             input_wait: self.input_wait.clone(),
-            timed_out,
-            cancelled,
+            timed_out: verdict.ending == Ending::TimedOut,
+            cancelled: verdict.ending == Ending::Cancelled,
             oom: outcome.oom,
-        };
-        ToolResult {
-            content,
-            structured_content: serde_json::to_value(&structured).ok(),
-            is_error: failed,
         }
     }
 
@@ -389,6 +386,12 @@ fn lingering_line(procs: &[Lingering], action: &LingeringAction) -> Option<Strin
     Some(format!("[{count} still running after the command exited: {list}. {what}]"))
 }
 
+/// `[Command timed out after 1 second]`, `[Command timed out after 300 seconds]`.
+fn timed_out_line(secs: u64) -> String {
+    let unit = if secs == 1 { "second" } else { "seconds" };
+    format!("[Command timed out after {secs} {unit}]")
+}
+
 /// A call blocked by a rule (B12).
 pub(crate) fn blocked_result(rule_id: &str, text: String) -> ToolResult {
     ToolResult {
@@ -404,5 +407,16 @@ pub(crate) fn start_failed_result(text: &str) -> ToolResult {
         content: vec![Content::text(text)],
         structured_content: Some(json!({"state": "start_failed", "exit_code": null})),
         is_error: true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_second_is_singular() {
+        assert_eq!(timed_out_line(1), "[Command timed out after 1 second]");
+        assert_eq!(timed_out_line(300), "[Command timed out after 300 seconds]");
     }
 }

@@ -139,7 +139,7 @@ impl Rules {
     }
 }
 
-/// B12's blocked text.
+/// The text of a call a rule blocked (B12): the rule's id and message.
 pub(crate) fn blocked_text(rule: &Rule, command: &str) -> String {
     format!("Blocked by rule \"{}\": {}\nCommand: {command}", rule.id, rule.message)
 }

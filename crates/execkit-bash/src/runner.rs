@@ -1,6 +1,5 @@
 //! The bash runner: one fresh `bash -c` per call, supervised, bounded, explained.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, OnceLock};
@@ -10,19 +9,19 @@ use execkit_jobs::JobTable;
 use execkit_output::artifact::ArtifactStore;
 use execkit_output::clamp::Limits;
 use execkit_output::sink::{OutputSink, SinkConfig, Spill};
-use execkit_process::env::ScrubRules;
-use execkit_process::run::{RunEnd, RunOutcome};
-use execkit_process::{CancellationToken, Supervisor};
+use execkit_process::Supervisor;
+use execkit_process::env::{EnvBuilder, ScrubRules};
+use execkit_protocol::ToolResult;
 use execkit_protocol::bash::BashParams;
-use execkit_protocol::{ProgressFn, ToolResult};
+use execkit_runkit::{mark_cancelled_kill, run_to_end};
+use execkit_tool::{CallContext, Lookup};
 use indexmap::IndexMap;
 use tokio::sync::watch;
 
 use crate::config::{BashConfig, SnapshotMode};
-use crate::launch::BaseEnv;
-use crate::request::{Rejection, Request, prepare};
+use crate::request::{Prepare, Rejection, Request};
 use crate::result::blocked_result;
-use crate::rules::blocked_text;
+use crate::rules::{Rules, blocked_text};
 use crate::snapshot::{self, SNAPSHOT_BUDGET, Snapshot};
 
 /// What library callers may add beyond the published schema (B42).
@@ -34,25 +33,25 @@ pub struct BashExtras {
     pub env: IndexMap<String, String>,
 }
 
-/// Per-call context from the dispatcher.
-#[derive(Clone, Default)]
-pub struct BashContext {
-    pub progress: Option<ProgressFn>,
-    pub cancel: CancellationToken,
-}
-
-/// Everything the runner needs from the Toolkit.
+/// Everything the runner needs from the Toolkit. The scrub rules and the home directory are
+/// read from `lookup`; `cwd` is the base every call resolves against.
 #[derive(Debug, Clone)]
 pub struct BashDeps {
     pub supervisor: Supervisor,
     pub artifacts: Result<ArtifactStore, String>,
     pub limits: Limits,
-    pub scrub_rules: ScrubRules,
-    /// This process's environment, read once.
-    pub own_env: HashMap<String, String>,
-    pub home: Option<PathBuf>,
+    /// The saved process environment plus overrides: what children inherit.
+    pub lookup: Lookup,
+    pub cwd: PathBuf,
     /// Where background jobs and adopted processes are registered.
     pub jobs: JobTable,
+}
+
+/// What the runner derives from [`BashDeps`] once.
+pub(crate) struct Derived {
+    pub scrub_rules: ScrubRules,
+    pub home: Option<PathBuf>,
+    pub rules: Rules,
 }
 
 /// The bash tool. Cheap to clone.
@@ -64,17 +63,24 @@ pub struct BashRunner {
 pub(crate) struct Inner {
     pub config: BashConfig,
     pub deps: BashDeps,
+    pub derived: Derived,
     snapshot: watch::Receiver<Option<Snapshot>>,
     snapshot_started: Instant,
     pub snapshot_notice_due: AtomicBool,
     /// Built at the first call, once the snapshot is known.
-    pub base_env: OnceLock<BaseEnv>,
+    pub base_env: OnceLock<EnvBuilder>,
     pub scrub_notice_due: AtomicBool,
 }
 
 impl BashRunner {
     /// Starts the shell snapshot in the background (B17). Must run inside a tokio runtime.
     pub fn new(config: BashConfig, deps: BashDeps) -> BashRunner {
+        let home = deps.lookup.get("HOME").map(PathBuf::from);
+        let derived = Derived {
+            scrub_rules: ScrubRules::from_lookup(&deps.lookup.as_fn()),
+            rules: config.load_rules(&deps.cwd, home.as_deref()),
+            home,
+        };
         let (tx, rx) = watch::channel(None);
         match (config.snapshot, &config.bash) {
             (SnapshotMode::Off, _) | (_, None) => {
@@ -83,9 +89,9 @@ impl BashRunner {
             (_, Some(bash)) => {
                 let supervisor = deps.supervisor.clone();
                 let bash = bash.clone();
-                let own = deps.own_env.clone();
-                let rules = deps.scrub_rules.clone();
-                let cwd = config.base_cwd.clone();
+                let own = deps.lookup.clone();
+                let rules = derived.scrub_rules.clone();
+                let cwd = deps.cwd.clone();
                 let full = config.snapshot == SnapshotMode::Full;
                 tokio::spawn(async move {
                     let snap = snapshot::capture(&supervisor, &bash, &own, &rules, cwd, full).await;
@@ -97,6 +103,7 @@ impl BashRunner {
             inner: Arc::new(Inner {
                 config,
                 deps,
+                derived,
                 snapshot: rx,
                 snapshot_started: Instant::now(),
                 snapshot_notice_due: AtomicBool::new(true),
@@ -110,9 +117,12 @@ impl BashRunner {
         &self.inner.config
     }
 
-    /// Doctor lines, including the snapshot outcome when known.
-    pub fn doctor_lines(&self) -> Vec<String> {
+    /// Doctor lines: the configuration, the rules, and the snapshot outcome when known.
+    pub fn doctor(&self) -> Vec<String> {
         let mut lines = self.inner.config.doctor_lines();
+        let rules = &self.inner.derived.rules;
+        lines.push(format!("rules: {}", if rules.is_empty() { "none" } else { "active" }));
+        lines.extend(rules.errors.iter().map(|e| format!("rule error: {e}")));
         let fallback = self.inner.snapshot.borrow().as_ref().and_then(|s| s.fallback.clone());
         if let Some(reason) = fallback {
             lines.push(format!("shell snapshot fell back: {reason}"));
@@ -120,18 +130,31 @@ impl BashRunner {
         lines
     }
 
+    /// Nothing to release: background jobs belong to the job table, processes to the
+    /// supervisor, and both are closed by the Toolkit.
+    pub async fn close(&self) {}
+
     /// Runs one call. Never panics; every failure is an `isError` result.
-    pub async fn call(
+    pub async fn call(&self, params: BashParams, ctx: &CallContext) -> ToolResult {
+        self.call_with(params, BashExtras::default(), ctx).await
+    }
+
+    /// [`BashRunner::call`] with what library callers may add: stdin bytes and extra variables.
+    pub async fn call_with(
         &self,
         params: BashParams,
         extras: BashExtras,
-        ctx: BashContext,
+        ctx: &CallContext,
     ) -> ToolResult {
         let inner = &self.inner;
-        let store = inner.deps.artifacts.as_ref().ok();
-        let home = inner.deps.home.as_deref();
-        let max_timeout = inner.deps.limits.max_timeout_s;
-        let request = match prepare(params, &inner.config, store, max_timeout, home) {
+        let prepared = Prepare {
+            config: &inner.config,
+            base_cwd: &inner.deps.cwd,
+            store: inner.deps.artifacts.as_ref().ok(),
+            max_timeout: inner.deps.limits.max_timeout_s,
+            home: inner.derived.home.as_deref(),
+        };
+        let request = match prepared.run(params) {
             Ok(request) => request,
             Err(Rejection::Invalid(text)) | Err(Rejection::Failed(text)) => {
                 return ToolResult::error(text);
@@ -140,7 +163,8 @@ impl BashRunner {
         if let Err(text) = check_extras(&extras) {
             return ToolResult::error(text);
         }
-        if let Some(rule) = inner.config.rules.check(&request.normalized_command, &request.original)
+        if let Some(rule) =
+            inner.derived.rules.check(&request.normalized_command, &request.original)
         {
             return blocked_result(&rule.id, blocked_text(rule, &request.original));
         }
@@ -164,7 +188,7 @@ impl BashRunner {
         request: Request,
         bash: PathBuf,
         extras: BashExtras,
-        ctx: BashContext,
+        ctx: &CallContext,
     ) -> ToolResult {
         let launched = match self.launch(&request, bash, extras, false).await {
             Ok(launched) => launched,
@@ -180,10 +204,10 @@ impl BashRunner {
         );
         let limits = self.run_limits(&request, started, run_cancel);
         let deadline = limits.deadline;
-        let mut outcome = self.drive(child, &mut observer, limits).await;
+        let mut outcome = run_to_end(child, &mut observer, limits).await;
         mark_cancelled_kill(&mut outcome, &ctx.cancel);
         let lingering = self.handle_lingering(&mut outcome, deadline);
-        self.explain(&request, info, outcome, observer, lingering)
+        self.explain(&request, info, outcome, observer, lingering).result
     }
 
     pub(crate) async fn wait_snapshot(&self) -> Snapshot {
@@ -220,15 +244,6 @@ impl BashRunner {
             ),
             Err(reason) => OutputSink::new(config, None, Some(reason.clone())),
         }
-    }
-}
-
-/// A leader killed by a signal after the call was cancelled (the Toolkit closing, say) was
-/// killed by us: report it as cancelled, not as a crash.
-pub(crate) fn mark_cancelled_kill(outcome: &mut RunOutcome, cancel: &CancellationToken) {
-    let by_signal = outcome.status.is_some_and(|s| s.signal.is_some());
-    if outcome.end == RunEnd::Exited && by_signal && cancel.is_cancelled() {
-        outcome.end = RunEnd::Cancelled;
     }
 }
 

@@ -1,14 +1,14 @@
 //! The shell snapshot (B17, B18): the variables the user's login shell adds, captured once.
 
-use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use execkit_process::env::{EnvBuilder, ScrubRules, is_credential};
-use execkit_process::run::{RunEnd, RunLimits, RunObserver, run};
+use execkit_process::run::{RunEnd, RunLimits, RunObserver, RunOutcome, run};
 use execkit_process::{CancellationToken, SpawnSpec, Supervisor};
+use execkit_tool::Lookup;
 
 /// How long the login shell may take (B17): rc files that take longer are not worth waiting for.
 pub(crate) const SNAPSHOT_BUDGET: Duration = Duration::from_secs(3);
@@ -30,7 +30,7 @@ const FULL_DROPPED_OPTIONS: &str =
 /// What the snapshot produced.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Snapshot {
-    /// Variables to overlay (layer 3 of O44).
+    /// Variables to overlay on the inherited, scrubbed environment, before hardening (layer 3 of O44).
     pub vars: Vec<(OsString, OsString)>,
     /// `full` mode: a file of aliases, functions and options the prelude sources.
     pub replay: Option<PathBuf>,
@@ -82,12 +82,12 @@ impl RunObserver for Capture {
 pub(crate) async fn capture(
     supervisor: &Supervisor,
     bash: &Path,
-    own: &HashMap<String, String>,
+    own: &Lookup,
     rules: &ScrubRules,
     cwd: PathBuf,
     full: bool,
 ) -> Snapshot {
-    let shell = login_shell(own.get("SHELL").map(String::as_str), bash);
+    let shell = login_shell(own.get("SHELL"), bash);
     let shell_name = shell.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
     // Full mode needs bash; other login shells still give their environment.
     let mut full_fallback = None;
@@ -103,7 +103,7 @@ pub(crate) async fn capture(
              set +o | grep -Ev ' ({FULL_DROPPED_OPTIONS})$'"
         ));
     }
-    let mut env = EnvBuilder::from_vars(own.iter().map(|(k, v)| (k.into(), v.into())));
+    let mut env = EnvBuilder::from_vars(own.vars().map(|(k, v)| (k.clone(), v.clone())));
     env.remove_shell_state();
     let spec = SpawnSpec {
         program: shell.clone(),
@@ -124,14 +124,8 @@ pub(crate) async fn capture(
         let tree = outcome.tree.clone();
         tokio::spawn(async move { tree.kill(Duration::from_millis(200)).await });
     }
-    match (outcome.end, outcome.status) {
-        (RunEnd::TimedOut, _) => return fallback("timed out after 3 s".to_string()),
-        (RunEnd::Cancelled, _) => return fallback("cancelled".to_string()),
-        (RunEnd::Exited, Some(status)) if status.code != Some(0) => {
-            let shown = status.code.unwrap_or_else(|| 128 + status.signal.unwrap_or(0));
-            return fallback(format!("exited with status {shown}"));
-        }
-        _ => {}
+    if let Some(reason) = run_failure(&outcome) {
+        return fallback(reason);
     }
     let text = capture.0;
     let marker = format!("\n{MARKER}\n");
@@ -145,16 +139,7 @@ pub(crate) async fn capture(
         }
         _ => (&text[at + marker.len()..], None),
     };
-    let mut hardened = EnvBuilder::from_vars(std::iter::empty());
-    hardened.harden();
-    let mut vars = Vec::new();
-    for entry in env_part.split(|&b| b == 0) {
-        let Ok(entry) = std::str::from_utf8(entry) else { continue };
-        let Some((name, value)) = entry.split_once('=') else { continue };
-        if keep(name, value, own, &hardened, rules) {
-            vars.push((name.into(), value.into()));
-        }
-    }
+    let vars = kept_vars(env_part, own, rules);
     // A failed full mode keeps the environment: it falls back to `env` mode (B17).
     let replay = match full_part {
         None if full => {
@@ -181,16 +166,17 @@ async fn prepare_replay(
     bash: &Path,
     part: &[u8],
     vars: &[(OsString, OsString)],
-    own: &HashMap<String, String>,
+    own: &Lookup,
 ) -> Result<PathBuf, String> {
     if part.len() > FULL_MAX_BYTES {
-        return Err(format!("snapshot {} KiB exceeds 512 KiB", part.len().div_ceil(1024)));
+        let limit = execkit_output::format::size(FULL_MAX_BYTES as u64);
+        return Err(format!("snapshot {} KiB exceeds {limit}", part.len().div_ceil(1024)));
     }
     let n = REPLAYS.fetch_add(1, Ordering::Relaxed);
     let path = supervisor.run_dir().join(format!("snapshot-{n}.sh"));
     let mut text = b"shopt -s expand_aliases\n".to_vec();
     text.extend_from_slice(part);
-    crate::launch::write_private(&path, &text)
+    execkit_process::write_private(&path, &text)
         .map_err(|e| format!("cannot write the snapshot: {e}"))?;
     let sourced = format!(". {}", crate::normalize::shell_quote(&path.to_string_lossy()));
     let with = time_bash(supervisor, bash, &sourced, vars, own).await;
@@ -214,9 +200,9 @@ async fn time_bash(
     bash: &Path,
     script: &str,
     vars: &[(OsString, OsString)],
-    own: &HashMap<String, String>,
+    own: &Lookup,
 ) -> Option<Duration> {
-    let mut env = EnvBuilder::from_vars(own.iter().map(|(k, v)| (k.into(), v.into())));
+    let mut env = EnvBuilder::from_vars(own.vars().map(|(k, v)| (k.clone(), v.clone())));
     env.remove_shell_state();
     env.overlay(vars.iter().cloned());
     env.harden();
@@ -235,14 +221,25 @@ async fn time_bash(
         .then(|| started.elapsed())
 }
 
-fn keep(
-    name: &str,
-    value: &str,
-    own: &HashMap<String, String>,
-    hardened: &EnvBuilder,
-    rules: &ScrubRules,
-) -> bool {
-    if own.get(name).is_some_and(|v| v == value) || name.is_empty() {
+/// The variables of `env -0` output that the snapshot adds: see [`keep`].
+fn kept_vars(env_part: &[u8], own: &Lookup, rules: &ScrubRules) -> Vec<(OsString, OsString)> {
+    let mut hardened = EnvBuilder::from_vars(std::iter::empty());
+    hardened.harden();
+    let mut vars = Vec::new();
+    for entry in env_part.split(|&b| b == 0) {
+        let Ok(entry) = std::str::from_utf8(entry) else { continue };
+        let Some((name, value)) = entry.split_once('=') else { continue };
+        if keep(name, value, own, &hardened, rules) {
+            vars.push((name.into(), value.into()));
+        }
+    }
+    vars
+}
+
+/// A login-shell variable is kept when it differs from this process's value and is not shell
+/// state, a hardening variable or a credential.
+fn keep(name: &str, value: &str, own: &Lookup, hardened: &EnvBuilder, rules: &ScrubRules) -> bool {
+    if own.get(name) == Some(value) || name.is_empty() {
         return false;
     }
     if DROPPED.contains(&name) || DROPPED_PREFIXES.iter().any(|p| name.starts_with(p)) {
@@ -262,6 +259,19 @@ fn budget_limits(started: Instant, drain_idle: Duration, drain_max: Duration) ->
         kill_grace: Duration::from_millis(200),
         drain_idle,
         drain_max,
+    }
+}
+
+/// Why the login shell's run gives no snapshot: a timeout, a cancel, or a status other than 0.
+fn run_failure(outcome: &RunOutcome) -> Option<String> {
+    match (outcome.end, outcome.status) {
+        (RunEnd::TimedOut, _) => Some("timed out after 3 s".to_string()),
+        (RunEnd::Cancelled, _) => Some("cancelled".to_string()),
+        (RunEnd::Exited, Some(status)) if status.code != Some(0) => {
+            let shown = status.code.unwrap_or_else(|| 128 + status.signal.unwrap_or(0));
+            Some(format!("exited with status {shown}"))
+        }
+        _ => None,
     }
 }
 

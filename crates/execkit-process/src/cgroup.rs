@@ -168,7 +168,7 @@ pub(crate) fn sweep_stale(dir: &Path) {
             continue;
         };
         let Ok(pid) = pid.parse::<u32>() else { continue };
-        if pid != std::process::id() && !crate::tree::pid_exists(pid) {
+        if pid != std::process::id() && !crate::signal::pid_exists(pid) {
             kill_and_remove(&entry.path());
         }
     }
@@ -183,7 +183,7 @@ fn kill_and_remove(dir: &Path) {
     if !kill_all(dir) {
         for leaf in &leaves {
             for pid in procs(leaf) {
-                crate::tree::send(pid, libc::SIGKILL);
+                crate::signal::send(pid, libc::SIGKILL);
             }
         }
     }

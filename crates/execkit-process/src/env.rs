@@ -7,8 +7,8 @@ use std::path::Path;
 use execkit_protocol::ArgError;
 use indexmap::IndexMap;
 
-pub use crate::saved_env::{SavedEnvironment, WITHHELD, inherited_vars, protect_own_environment};
-use crate::scrub;
+pub use crate::saved_env::{SavedEnvironment, inherited_vars, protect_own_environment};
+pub use crate::scrub::{ScrubRules, WITHHELD, is_credential};
 
 /// Shell-state variables that would change how a spawned shell behaves (O44 layer 2).
 const SHELL_STATE: &[&str] =
@@ -68,22 +68,6 @@ const MAX_VALUE_BYTES: usize = 131072;
 /// Caller environments beyond this are refused; exec's total limit is far higher, but an
 /// environment this large is a mistake, and it eats into the room left for arguments.
 const MAX_ENV_BYTES: usize = 1048576;
-
-/// Which names and values the scrub removes and keeps (O47).
-#[derive(Debug, Clone, Default)]
-pub struct ScrubRules {
-    /// Names or globs from `EXECKIT_ENV_KEEP` (comma- or whitespace-separated).
-    pub keep: Vec<String>,
-    /// Extra name patterns from `EXECKIT_ENV_SCRUB_EXTRA`.
-    pub extra: Vec<String>,
-}
-
-impl ScrubRules {
-    pub fn from_lookup(lookup: &dyn Fn(&str) -> Option<String>) -> ScrubRules {
-        let list = |name: &str| lookup(name).map(|v| scrub::split_list(&v)).unwrap_or_default();
-        ScrubRules { keep: list("EXECKIT_ENV_KEEP"), extra: list("EXECKIT_ENV_SCRUB_EXTRA") }
-    }
-}
 
 /// An environment under construction, layer by layer (O44). Keeps insertion order.
 #[derive(Debug, Clone, Default)]
@@ -188,17 +172,6 @@ impl EnvBuilder {
     pub fn into_vars(self) -> Vec<(OsString, OsString)> {
         self.vars.into_iter().collect()
     }
-}
-
-/// True when the scrub would remove `name=value` under `rules` (O47).
-pub fn is_credential(name: &str, value: &str, rules: &ScrubRules) -> bool {
-    if value == WITHHELD || scrub::ALWAYS_REMOVED.contains(&name) {
-        return true;
-    }
-    if scrub::kept(name, &rules.keep) {
-        return false;
-    }
-    scrub::name_matches(name, &rules.extra) || scrub::value_matches(value)
 }
 
 fn valid_name(name: &str) -> bool {

@@ -1,4 +1,5 @@
 use super::*;
+use crate::scrub;
 
 fn vars(pairs: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
     pairs.iter().map(|(k, v)| (OsString::from(k), OsString::from(v))).collect()

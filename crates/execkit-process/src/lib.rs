@@ -14,20 +14,29 @@
 //! through the same [`OutputPipe`], and [`PtyHandle`] gives the foreground process group and
 //! line-discipline flags that input-wait detection needs.
 //!
+//! Every spawn carries a [`Confinement`] ([`SpawnSpec::confinement`], `None` by default): a
+//! policy prepared in the parent and applied in the child with raw syscalls right before exec.
+//! It is the one place a sandbox (Landlock, seccomp) plugs in, so every tool that spawns
+//! through the [`Supervisor`] is confined without changing.
+//!
 //! Statuses are collected per pid (a pidfd says when), never with `waitpid(-1)`, so a host
 //! with children of its own keeps their statuses.
 
 mod cgroup;
 mod child;
+mod confine;
 pub mod env;
 mod environ_block;
 mod pids_v1;
-mod procfs;
+mod private_file;
+pub mod procfs;
 mod pty;
 pub mod run;
 mod rundir;
 mod saved_env;
 mod scrub;
+mod search_path;
+mod signal;
 mod spawn;
 mod spawner;
 mod supervisor;
@@ -35,7 +44,10 @@ mod tree;
 mod vfork;
 mod watchdog;
 
+pub use confine::Confinement;
+pub use private_file::write_private;
 pub use pty::{PtyHandle, PtySize, PtyUnavailable, TermMode};
+pub use search_path::find_on_path;
 pub use spawn::{
     Child, ExitStatus, OutputPipe, SpawnError, SpawnSpec, StdinMode, StdinPipe, signal_name,
 };

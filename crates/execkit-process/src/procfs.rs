@@ -1,4 +1,6 @@
-//! Reading `/proc`: process state, parent links, command lines, open fds.
+//! Reading `/proc`: process state, parent links, command lines, open fds, CPU time, I/O
+//! counters and the syscall a process is blocked in. The one place execkit parses `/proc`;
+//! the crate's own membership walks use the `pub(crate)` part, tools the `pub` functions.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -78,7 +80,7 @@ pub(crate) fn is_live(stat: &Stat) -> bool {
 }
 
 /// `argv` joined by spaces, at most `max` characters (`[comm]` for kernel threads and zombies).
-pub(crate) fn cmdline(pid: u32, max: usize) -> String {
+pub fn cmdline(pid: u32, max: usize) -> String {
     let raw = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
     let mut text = raw
         .split(|b| *b == 0)
@@ -101,12 +103,74 @@ pub(crate) fn truncate_chars(text: &str, max: usize) -> String {
 }
 
 /// True when one of `pid`'s fds links to `target` (`pipe:[<inode>]`, `/dev/pts/<n>`).
-pub(crate) fn holds(pid: u32, target: &Path) -> bool {
+pub fn holds(pid: u32, target: &Path) -> bool {
     let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
         return false;
     };
     dir.filter_map(Result::ok)
         .any(|entry| std::fs::read_link(entry.path()).is_ok_and(|link| link == target))
+}
+
+/// The raw `/proc/<pid>/cmdline`: argv, each argument NUL-terminated (empty when unreadable).
+pub fn cmdline_bytes(pid: u32) -> Vec<u8> {
+    std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default()
+}
+
+/// The state letter (`R`, `S`, `D`, `T`, `Z` …) and the CPU time used so far (user plus
+/// system, fields 14 and 15 of `/proc/<pid>/stat`) in clock ticks.
+pub fn state_and_cpu_ticks(pid: u32) -> Option<(char, u64)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    parse_state_and_cpu(&text)
+}
+
+fn parse_state_and_cpu(line: &str) -> Option<(char, u64)> {
+    let rest: Vec<&str> = line.get(line.rfind(')')? + 1..)?.split_whitespace().collect();
+    let state = rest.first()?.chars().next()?;
+    // rest[0] is field 3, so fields 14 and 15 (utime, stime) are rest[11] and rest[12].
+    let cpu = rest.get(11)?.parse::<u64>().ok()? + rest.get(12)?.parse::<u64>().ok()?;
+    Some((state, cpu))
+}
+
+/// The CPU time `pid` has used so far (user plus system), in milliseconds.
+pub fn cpu_time_ms(pid: u32) -> Option<u64> {
+    let (_, ticks) = state_and_cpu_ticks(pid)?;
+    // SAFETY: sysconf only reads a configuration value.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    let per_second = u64::try_from(per_second).ok().filter(|t| *t > 0)?;
+    Some(ticks.saturating_mul(1000) / per_second)
+}
+
+/// Bytes read and written through syscalls so far (`rchar`, `wchar` of `/proc/<pid>/io`).
+pub fn io_chars(pid: u32) -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/io")).ok()?;
+    let field = |name: &str| {
+        text.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.trim().parse().ok())
+    };
+    Some((field("rchar:")?, field("wchar:")?))
+}
+
+/// `/proc/<pid>/syscall`: the number and arguments of the syscall the process is blocked in.
+/// An error when the file cannot be read (it needs ptrace access, which some kernels deny).
+pub fn syscall(pid: u32) -> std::io::Result<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/syscall"))
+}
+
+/// The kernel function the process sleeps in (`/proc/<pid>/wchan`).
+pub fn wchan(pid: u32) -> Option<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/wchan")).ok()
+}
+
+/// What fd `fd` of `pid` links to (`/dev/pts/3`, `pipe:[123]`).
+pub fn fd_link(pid: u32, fd: i64) -> Option<std::path::PathBuf> {
+    std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).ok()
+}
+
+/// What every open fd of `pid` links to.
+pub fn fd_links(pid: u32) -> Vec<std::path::PathBuf> {
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return Vec::new();
+    };
+    dir.filter_map(Result::ok).filter_map(|e| std::fs::read_link(e.path()).ok()).collect()
 }
 
 #[cfg(test)]
@@ -137,6 +201,24 @@ mod tests {
         assert_eq!(stat.pid, me);
         assert!(is_live(&stat));
         assert!(!cmdline(me, 120).is_empty());
+    }
+
+    #[test]
+    fn reads_own_cpu_time_and_io() {
+        let me = std::process::id();
+        let (state, _) = state_and_cpu_ticks(me).unwrap();
+        assert!(state.is_ascii_alphabetic(), "{state}");
+        assert!(cpu_time_ms(me).is_some());
+        assert!(io_chars(me).is_some());
+        assert!(!fd_links(me).is_empty());
+        assert!(!cmdline_bytes(me).is_empty());
+    }
+
+    #[test]
+    fn parses_cpu_ticks_after_an_odd_comm() {
+        let line =
+            "1234 (a (b) c) S 1 1234 1234 0 -1 4194560 100 0 0 0 7 5 0 0 20 0 1 0 5555 1000 10";
+        assert_eq!(parse_state_and_cpu(line), Some(('S', 12)));
     }
 
     #[test]

@@ -132,7 +132,8 @@ async fn read_some(pipe: &mut Option<OutputPipe>, buf: &mut [u8]) -> Option<usiz
     }
 }
 
-async fn sleep_until_opt(deadline: Option<Instant>) {
+/// Sleeps until `deadline`; without one, never wakes (a `select!` arm that never fires).
+pub async fn sleep_until_opt(deadline: Option<Instant>) {
     match deadline {
         Some(at) => tokio::time::sleep_until(at.into()).await,
         None => std::future::pending().await,
@@ -178,56 +179,18 @@ pub async fn run(
         RunEnd::Cancelled => {
             // Cancelling never blocks (B30): the kill and the reap finish in the background,
             // and only what is already buffered is read.
-            let killer = tree.clone();
-            let grace = limits.kill_grace;
-            tokio::spawn(async move {
-                killer.kill(grace).await;
-                let _ = tokio::time::timeout(KILLED_DRAIN_MAX, child.wait()).await;
-            });
+            kill_in_background(&tree, child, limits.kill_grace);
             reader.drain(CANCEL_DRAIN, CANCEL_DRAIN).await;
         }
         RunEnd::TimedOut => {
-            let killing = tree.kill(limits.kill_grace);
-            tokio::pin!(killing);
-            // Keep reading while the tree gets its grace: a writer blocked on a full pipe
-            // cannot handle SIGTERM.
-            let report = loop {
-                tokio::select! {
-                    report = &mut killing => break report,
-                    _ = reader.step() => {}
-                }
-            };
+            let (report, reaped) = kill_while_reading(&tree, child, &mut reader, &limits).await;
             kill = Some(report);
-            let reap = tokio::time::timeout(KILLED_DRAIN_MAX, child.wait());
-            tokio::pin!(reap);
-            loop {
-                tokio::select! {
-                    result = &mut reap => {
-                        status = result.ok().and_then(Result::ok);
-                        break;
-                    }
-                    _ = reader.step() => {}
-                }
-            }
-            reader.drain(limits.drain_idle, KILLED_DRAIN_MAX).await;
+            status = reaped;
         }
     }
 
-    let lingering: Vec<Lingering> = if end == RunEnd::Exited {
-        let leader = tree.leader_pid();
-        tree.members()
-            .into_iter()
-            .filter(|pid| *pid != leader)
-            .take(LINGERING_MAX)
-            .map(|pid| Lingering {
-                pid,
-                cmd: procfs::cmdline(pid, CMD_MAX_CHARS),
-                holds_output: link.as_deref().is_some_and(|link| procfs::holds(pid, link)),
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let lingering =
+        if end == RunEnd::Exited { lingering_members(&tree, link.as_deref()) } else { Vec::new() };
     if let Some(peak) = tree.memory_peak_bytes() {
         memory_peak_bytes = Some(peak);
     }
@@ -247,4 +210,57 @@ pub async fn run(
         memory_peak_bytes,
         oom,
     }
+}
+
+/// Kills the tree and reaps the leader in a task of their own.
+fn kill_in_background(tree: &ProcessTree, mut child: Child, grace: Duration) {
+    let killer = tree.clone();
+    tokio::spawn(async move {
+        killer.kill(grace).await;
+        let _ = tokio::time::timeout(KILLED_DRAIN_MAX, child.wait()).await;
+    });
+}
+
+/// Kills the tree after a timeout, reading output all the while (a writer blocked on a full
+/// pipe cannot handle SIGTERM), then reaps the leader and drains what is left.
+async fn kill_while_reading(
+    tree: &ProcessTree,
+    mut child: Child,
+    reader: &mut Reader<'_>,
+    limits: &RunLimits,
+) -> (KillReport, Option<ExitStatus>) {
+    let killing = tree.kill(limits.kill_grace);
+    tokio::pin!(killing);
+    let report = loop {
+        tokio::select! {
+            report = &mut killing => break report,
+            _ = reader.step() => {}
+        }
+    };
+    let reap = tokio::time::timeout(KILLED_DRAIN_MAX, child.wait());
+    tokio::pin!(reap);
+    let status = loop {
+        tokio::select! {
+            result = &mut reap => break result.ok().and_then(Result::ok),
+            _ = reader.step() => {}
+        }
+    };
+    reader.drain(limits.drain_idle, KILLED_DRAIN_MAX).await;
+    (report, status)
+}
+
+/// Members other than the leader still alive, at most [`LINGERING_MAX`]; `link` is what a
+/// fd holding our output pipe links to.
+fn lingering_members(tree: &ProcessTree, link: Option<&std::path::Path>) -> Vec<Lingering> {
+    let leader = tree.leader_pid();
+    tree.members()
+        .into_iter()
+        .filter(|pid| *pid != leader)
+        .take(LINGERING_MAX)
+        .map(|pid| Lingering {
+            pid,
+            cmd: procfs::cmdline(pid, CMD_MAX_CHARS),
+            holds_output: link.is_some_and(|link| procfs::holds(pid, link)),
+        })
+        .collect()
 }

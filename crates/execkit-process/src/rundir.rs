@@ -16,7 +16,8 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use crate::tree::{lock, pid_exists};
+use crate::signal::pid_exists;
+use crate::tree::lock;
 
 /// The run directory of this process while any Supervisor uses it.
 struct State {

@@ -13,11 +13,7 @@ use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::sync::OnceLock;
 
-use crate::env::{ScrubRules, is_credential};
-
-/// Stands in, in the saved copy, for a value the scrub removes and no setting passes on: no
-/// copy of the secret is kept. Builders drop such variables and list them as scrubbed.
-pub const WITHHELD: &str = "\u{1}execkit: value withheld\u{1}";
+use crate::scrub::{ScrubRules, WITHHELD, is_credential};
 
 static SAVED: OnceLock<SavedEnvironment> = OnceLock::new();
 

@@ -4,6 +4,37 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+/// Stands in, in the saved copy, for a value the scrub removes and no setting passes on: no
+/// copy of the secret is kept. Builders drop such variables and list them as scrubbed.
+pub const WITHHELD: &str = "\u{1}execkit: value withheld\u{1}";
+
+/// Which names and values the scrub removes and keeps (O47).
+#[derive(Debug, Clone, Default)]
+pub struct ScrubRules {
+    /// Names or globs from `EXECKIT_ENV_KEEP` (comma- or whitespace-separated).
+    pub keep: Vec<String>,
+    /// Extra name patterns from `EXECKIT_ENV_SCRUB_EXTRA`.
+    pub extra: Vec<String>,
+}
+
+impl ScrubRules {
+    pub fn from_lookup(lookup: &dyn Fn(&str) -> Option<String>) -> ScrubRules {
+        let list = |name: &str| lookup(name).map(|v| split_list(&v)).unwrap_or_default();
+        ScrubRules { keep: list("EXECKIT_ENV_KEEP"), extra: list("EXECKIT_ENV_SCRUB_EXTRA") }
+    }
+}
+
+/// True when the scrub would remove `name=value` under `rules` (O47).
+pub fn is_credential(name: &str, value: &str, rules: &ScrubRules) -> bool {
+    if value == WITHHELD || ALWAYS_REMOVED.contains(&name) {
+        return true;
+    }
+    if kept(name, &rules.keep) {
+        return false;
+    }
+    name_matches(name, &rules.extra) || value_matches(value)
+}
+
 /// Name fragments that mark a credential, matched case-insensitively. `PASS` covers
 /// `PASSWORD`, `PASSWD`, `PASSPHRASE` and abbreviations such as `SMTP_PASS`.
 const NAME_FRAGMENTS: &[&str] =

@@ -10,6 +10,7 @@ use tokio::io::unix::AsyncFd;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::unix::pipe;
 
+use crate::confine::Confinement;
 use crate::pty::{PtyHandle, PtySize, PtyUnavailable};
 use crate::tree::ProcessTree;
 
@@ -38,6 +39,9 @@ pub struct SpawnSpec {
     /// Run on a PTY of this size: the slave is fds 0, 1, 2 and the controlling terminal, and
     /// `stdin` is ignored (input goes through [`Child::pty`]).
     pub pty: Option<PtySize>,
+    /// What the child may do beyond containment; [`Confinement::None`] by default. Prepared
+    /// here and applied in the child right before exec, so no tool needs to know how.
+    pub confinement: Confinement,
 }
 
 /// A failed start: `Failed to start <program>: <os error>`.

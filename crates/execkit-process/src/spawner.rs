@@ -115,6 +115,7 @@ fn spawn_one(
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "too many extra fds"));
     }
     let image = ExecImage::new(&spec)?;
+    let confinement = spec.confinement.prepare()?;
     let cwd = match spec.cwd.as_os_str().as_bytes() {
         [] => None,
         bytes => Some(CString::new(bytes).map_err(|_| vfork::nul_error())?),
@@ -148,6 +149,7 @@ fn spawn_one(
             extra: spec.extra_fds.iter().map(|(fd, target)| (fd.as_raw_fd(), *target)).collect(),
             tty: pty.as_ref().map(|p| p.tty_c.clone()),
         },
+        confinement,
         image,
     };
     let stack = match stack {

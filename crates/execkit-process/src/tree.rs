@@ -12,6 +12,7 @@ use tokio::time::Instant;
 
 use crate::cgroup;
 use crate::procfs::{self, Stat};
+use crate::signal::send;
 
 /// How often the kill polls for members that are gone.
 const KILL_POLL: Duration = Duration::from_millis(20);
@@ -39,20 +40,6 @@ pub struct KillReport {
 
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// True while `pid` exists (a zombie included).
-pub(crate) fn pid_exists(pid: u32) -> bool {
-    // SAFETY: signal 0 only checks for existence and permission.
-    let rc = unsafe { libc::kill(pid as libc::pid_t, 0) };
-    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
-}
-
-pub(crate) fn send(pid: u32, signal: i32) {
-    if pid > 1 {
-        // SAFETY: kill has no memory effects; errors (ESRCH) are expected and ignored.
-        unsafe { libc::kill(pid as libc::pid_t, signal) };
-    }
 }
 
 /// Supervisor-wide state the trees and the spawner thread share.

@@ -14,7 +14,8 @@
 //!   (CLONE_VFORK suspends the spawner thread until the child has exec'd or exited).
 //!
 //! What the child does matches what `std::process::Command` with a `pre_exec` hook did before:
-//! stdio, then `chdir`, then [`ChildSetup::apply`], then glibc's `execvpe` search (PATH taken
+//! stdio, then `chdir`, then [`ChildSetup::apply`], then the spawn's confinement
+//! ([`crate::Confinement`], prepared in the parent), then glibc's `execvpe` search (PATH taken
 //! from the child's environment, `/bin/sh` for an executable without a `#!` line).
 
 use std::collections::BTreeMap;
@@ -25,6 +26,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicI32, Ordering};
 
 use crate::child::ChildSetup;
+use crate::confine::Prepared;
 use crate::spawn::SpawnSpec;
 
 /// The child's stack: its few frames plus the syscall wrappers' need a few KiB, debug builds a
@@ -180,6 +182,8 @@ pub(crate) struct Launch {
     pub stdio: [RawFd; 3],
     pub cwd: Option<CString>,
     pub setup: ChildSetup,
+    /// Applied last, right before `execve`.
+    pub confinement: Prepared,
     pub image: ExecImage,
 }
 
@@ -292,6 +296,10 @@ unsafe fn exec(args: &ChildArgs) -> libc::c_int {
     // SAFETY: in the cloned child, signals blocked, as `apply` requires.
     if let Err(err) = unsafe { launch.setup.apply() } {
         return err.raw_os_error().unwrap_or(libc::EINVAL);
+    }
+    // SAFETY: in the cloned child, after its setup and before exec, as `apply` requires.
+    if let Err(errno) = unsafe { launch.confinement.apply() } {
+        return errno;
     }
     let image = &launch.image;
     let mut got_eacces = false;

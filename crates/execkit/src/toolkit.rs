@@ -7,13 +7,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use execkit_bash::{BashConfig, BashContext, BashDeps, BashExtras, BashRunner};
+use execkit_bash::{BashConfig, BashDeps, BashExtras, BashRunner};
 use execkit_eval::{EvalConfig, EvalRunner, ToolCallback};
 use execkit_jobs::{JobConfig, JobTable};
 use execkit_output::artifact::ArtifactStore;
 use execkit_output::clamp::Limits;
 use execkit_process::Supervisor;
-use execkit_process::env::ScrubRules;
 use execkit_protocol::args::FieldHints;
 use execkit_protocol::bash::BashParams;
 use execkit_protocol::eval::EvalParams;
@@ -83,7 +82,8 @@ impl ToolkitBuilder {
             JobConfig::from_lookup(&lookup, &mut notes).map_err(|e| e.to_string())?;
         job_config.kill_grace = Duration::from_millis(limits.kill_grace_ms);
         let jobs = JobTable::new(job_config);
-        let mut bash_config = bash_config(&lookup, &cwd)?;
+        let mut bash_config =
+            BashConfig::from_lookup(&lookup, &mut notes).map_err(|e| e.to_string())?;
         bash_config.one_shot = self.one_shot;
         let eval_config = eval_config(&lookup, &cwd);
         #[cfg(test)]
@@ -91,7 +91,7 @@ impl ToolkitBuilder {
             echo::EchoConfig::from_lookup(&lookup, &mut notes).map_err(|e| e.to_string())?;
         let supervisor_config = supervisor_config(&limits, &lookup, self.subreaper, &mut notes)
             .map_err(|e| e.to_string())?;
-        let tool_notes = bash_config.notes.iter().chain(&eval_config.notes).cloned().collect();
+        let tool_notes = eval_config.notes.clone();
         let supervisor = Supervisor::start(supervisor_config)
             .map_err(|e| format!("failed to start the process supervisor: {e}"))?;
         let artifacts = artifact_store(&lookup, &limits);
@@ -136,12 +136,6 @@ fn text_vars(lookup: &Lookup) -> HashMap<String, String> {
         .collect()
 }
 
-fn bash_config(lookup: &Lookup, cwd: &std::path::Path) -> Result<BashConfig, String> {
-    let home = lookup.get("HOME").map(PathBuf::from);
-    BashConfig::from_lookup(cwd.to_path_buf(), &lookup.as_fn(), home.as_deref())
-        .map_err(|e| e.to_string())
-}
-
 fn eval_config(lookup: &Lookup, cwd: &std::path::Path) -> EvalConfig {
     let mut eval_config = EvalConfig::from_lookup(cwd.to_path_buf(), &lookup.as_fn());
     eval_config.base_env = Some(
@@ -183,9 +177,8 @@ impl Parts {
                 supervisor: self.supervisor.clone(),
                 artifacts: self.artifacts.clone(),
                 limits: self.limits.clone(),
-                scrub_rules: ScrubRules::from_lookup(&self.lookup.as_fn()),
-                own_env: text_vars(&self.lookup),
-                home: self.lookup.get("HOME").map(PathBuf::from),
+                lookup: self.lookup.clone(),
+                cwd: self.cwd.clone(),
                 jobs: self.jobs.clone(),
             },
         );
@@ -309,7 +302,7 @@ impl Toolkit {
         let Inner { bash, eval, jobs, .. } = &*self.inner;
         // One arm per tool, all of one shape: parse the arguments, then the guarded call.
         let mut result = match tool {
-            Tool::Bash => self.run(args, ctx, async |p, ctx| bash_call(bash, p, ctx).await).await,
+            Tool::Bash => self.run(args, ctx, async |p, ctx| bash.call(p, ctx).await).await,
             Tool::Eval => self.run(args, ctx, async |p, ctx| eval_call(eval, p, ctx).await).await,
             Tool::Job => self.run(args, ctx, async |p, ctx| jobs.call(p, ctx).await).await,
             #[cfg(test)]
@@ -387,7 +380,7 @@ impl Toolkit {
     ) -> ToolResult {
         let bash = &self.inner.bash;
         let mut result =
-            self.guarded(ctx, async |ctx| bash_call_with(bash, params, extras, ctx).await).await;
+            self.guarded(ctx, async |ctx| bash.call_with(params, extras, ctx).await).await;
         self.announce_finished_jobs(&mut result);
         self.add_settings_notice(&mut result);
         result
@@ -419,7 +412,7 @@ impl Toolkit {
             ),
             doctor::processes(&inner.supervisor, &inner.limits),
             doctor::artifacts(&inner.artifacts),
-            DoctorSection::new("bash", inner.bash.doctor_lines()),
+            DoctorSection::new("bash", inner.bash.doctor()),
             DoctorSection::new("eval", inner.eval.doctor()),
             DoctorSection::new("job", inner.jobs.doctor()),
             #[cfg(test)]
@@ -462,20 +455,6 @@ fn append_lines(result: &mut ToolResult, lines: &[String]) {
 // Adapters from the dispatcher's `(params, &CallContext)` to the bash and eval runners'
 // current entry points. They go once those runners take `call(params, &CallContext)` (and bash
 // `call_with(params, extras, &CallContext)`): the arms then call the runners directly.
-
-async fn bash_call(bash: &BashRunner, params: BashParams, ctx: &CallContext) -> ToolResult {
-    bash_call_with(bash, params, BashExtras::default(), ctx).await
-}
-
-async fn bash_call_with(
-    bash: &BashRunner,
-    params: BashParams,
-    extras: BashExtras,
-    ctx: &CallContext,
-) -> ToolResult {
-    let context = BashContext { progress: ctx.progress.clone(), cancel: ctx.cancel.clone() };
-    bash.call(params, extras, context).await
-}
 
 async fn eval_call(eval: &EvalRunner, params: EvalParams, ctx: &CallContext) -> ToolResult {
     eval.call(params, ctx.progress.clone(), ctx.cancel.clone()).await

@@ -1,4 +1,4 @@
-//! The run observer: feeds the sink and sends progress events (B36).
+//! The run observer: feeds the sink, sends throttled progress, and drives a tool's watcher.
 
 use std::time::{Duration, Instant};
 
@@ -6,17 +6,25 @@ use execkit_output::sink::OutputSink;
 use execkit_process::run::RunObserver;
 use execkit_protocol::{Progress, ProgressFn};
 
-use crate::input_wait::{Detector, last_line};
-
 /// Events go out at most this often, and only when the output grew.
 const MIN_INTERVAL: Duration = Duration::from_millis(100);
 /// A heartbeat after this much silence, so a client knows the call is alive.
 const HEARTBEAT: Duration = Duration::from_secs(5);
 
-pub(crate) struct Observer {
+/// What a tool plugs into a run: told about output, and ticked every 100 ms with the sink.
+pub trait Watcher: Send {
+    fn saw_output(&mut self) {}
+    fn tick(&mut self, _sink: &OutputSink) {}
+}
+
+/// A tool without a watcher.
+impl Watcher for () {}
+
+/// Owns the run's sink; sends a progress event when the output grew (at most every 100 ms)
+/// or after 5 s of silence: `running 1.2 s, 3 lines` and the sink's tail.
+pub struct Observer<W> {
     pub sink: OutputSink,
-    /// Set for PTY runs: watches for a command blocked on terminal input.
-    pub detector: Option<Detector>,
+    pub watcher: Option<W>,
     progress: Option<ProgressFn>,
     started: Instant,
     deadline_ms: Option<u64>,
@@ -24,12 +32,13 @@ pub(crate) struct Observer {
     sent_bytes: u64,
 }
 
-impl Observer {
+impl<W: Watcher> Observer<W> {
+    /// `timeout_s` becomes the events' `total`.
     pub fn new(sink: OutputSink, progress: Option<ProgressFn>, timeout_s: Option<u64>) -> Self {
         let now = Instant::now();
         Observer {
             sink,
-            detector: None,
+            watcher: None,
             progress,
             started: now,
             deadline_ms: timeout_s.map(|s| s * 1000),
@@ -74,19 +83,18 @@ impl Observer {
     }
 }
 
-impl RunObserver for Observer {
+impl<W: Watcher> RunObserver for Observer<W> {
     fn output(&mut self, chunk: &[u8]) {
         self.sink.push(chunk);
-        if let Some(detector) = &mut self.detector {
-            detector.saw_output();
+        if let Some(watcher) = &mut self.watcher {
+            watcher.saw_output();
         }
         self.maybe_send();
     }
 
     fn tick(&mut self) {
-        if let Some(detector) = &mut self.detector {
-            let sink = &self.sink;
-            detector.tick(|| last_line(&sink.snapshot()));
+        if let Some(watcher) = &mut self.watcher {
+            watcher.tick(&self.sink);
         }
         self.maybe_send();
     }
