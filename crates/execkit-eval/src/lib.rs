@@ -29,9 +29,9 @@ mod park;
 pub mod pool;
 pub mod python;
 pub mod render;
+mod request;
 mod result;
 mod runner;
-mod validate;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -41,7 +41,7 @@ pub use cell::{CellEnd, CellObserver, CellOutcome, CellRun, Stop, ToolCallRecord
 pub use config::{Backends, EvalConfig, KernelMode};
 pub use park::{Restored, Snapshot};
 pub use result::Status;
-pub use runner::EvalRunner;
+pub use runner::{EvalDeps, EvalRunner};
 
 /// How prelude `tool.<name>(args)` calls back into the dispatcher.
 pub type ToolCallback = Arc<

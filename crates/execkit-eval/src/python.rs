@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use execkit_process::env::{EnvBuilder, ScrubRules};
 use execkit_process::{SpawnSpec, StdinMode, Supervisor};
+use execkit_tool::Lookup;
 
 use crate::error::StartError;
 use crate::interp_cache::{InterpCache, ProbeKey};
@@ -125,16 +126,16 @@ pub async fn resolve(
     cwd: &Path,
     candidates: Vec<(PathBuf, String)>,
     cache_dir: &Path,
-    lookup: &(dyn Fn(&str) -> Option<String> + Sync),
+    lookup: &Lookup,
 ) -> Resolution {
     let mut cache = InterpCache::load(cache_dir);
     let mut res = Resolution::default();
     for (path, source) in candidates {
-        let key = ProbeKey::new(&path, cwd, lookup);
+        let key = ProbeKey::new(&path, cwd, &lookup.as_fn());
         let probed = match cache.get(&key) {
             Some(hit) => Ok(hit),
             None => {
-                let probed = probe(supervisor, &path, cwd).await;
+                let probed = probe(supervisor, &path, cwd, lookup).await;
                 if let Ok(interp) = &probed {
                     cache.put(key, interp);
                 }
@@ -158,11 +159,19 @@ pub async fn resolve(
     res
 }
 
-async fn probe(supervisor: &Supervisor, path: &Path, cwd: &Path) -> Result<Interpreter, String> {
+/// Runs the candidate once with the lookup's environment (what kernels would inherit, never
+/// the unscrubbed process environment) and reads what it prints.
+async fn probe(
+    supervisor: &Supervisor,
+    path: &Path,
+    cwd: &Path,
+    lookup: &Lookup,
+) -> Result<Interpreter, String> {
     if !path.exists() {
         return Err("not found".into());
     }
-    let env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+    let env: Vec<(OsString, OsString)> =
+        lookup.vars().map(|(k, v)| (k.clone(), v.clone())).collect();
     let spec = SpawnSpec {
         program: path.to_path_buf(),
         args: vec!["-I".into(), "-c".into(), PROBE.into()],

@@ -2,15 +2,15 @@
 //! kernels, and turn what happened into one ToolResult.
 
 use std::collections::HashMap;
-use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex as StdMutex};
 
 use execkit_output::artifact::ArtifactStore;
 use execkit_output::clamp::Limits;
 use execkit_process::{CancellationToken, Supervisor};
+use execkit_protocol::ToolResult;
 use execkit_protocol::eval::{EvalParams, Language};
-use execkit_protocol::{Progress, ToolResult};
+use execkit_tool::{CallContext, Lookup};
 use tokio::sync::{Mutex, OnceCell};
 use tokio::time::Instant;
 
@@ -22,14 +22,33 @@ use crate::error::{PoolError, StartError};
 use crate::kernel::{KernelSpawn, describe_exit};
 use crate::pool::{KernelKey, LossReason, Pool};
 use crate::python::{self, Interpreter, Resolution};
+use crate::request::{self, Allowed, Cell};
 use crate::result::{self, CellReport, KernelInfo, Status};
-use crate::validate::{self, Cell};
+
+/// What the Toolkit hands the eval runner.
+pub struct EvalDeps {
+    pub supervisor: Supervisor,
+    pub artifacts: Result<ArtifactStore, String>,
+    pub limits: Limits,
+    /// The saved environment: interpreter discovery, probes and kernels read it, never the
+    /// process environment.
+    pub lookup: Lookup,
+    /// The base working directory of kernels (canonicalised on first use).
+    pub cwd: PathBuf,
+    /// Names of the tools `tool.<name>` may call (eval itself is always excluded).
+    pub tools: Vec<String>,
+    /// How those calls reach the dispatcher.
+    pub tool_callback: Option<ToolCallback>,
+}
 
 struct Inner {
     supervisor: Supervisor,
     artifacts: Result<ArtifactStore, String>,
     limits: Limits,
     config: EvalConfig,
+    lookup: Lookup,
+    cwd: PathBuf,
+    tools: Vec<String>,
     callback: Option<ToolCallback>,
     pool: Pool,
     python: OnceCell<Resolution>,
@@ -55,13 +74,8 @@ impl std::fmt::Debug for EvalRunner {
 impl EvalRunner {
     /// Builds the runner. With pre-warm on (E37) and a tokio runtime present, resolves the
     /// interpreter and starts the default-session Python kernel in the background.
-    pub fn new(
-        supervisor: Supervisor,
-        artifacts: Result<ArtifactStore, String>,
-        limits: Limits,
-        config: EvalConfig,
-        callback: Option<ToolCallback>,
-    ) -> EvalRunner {
+    pub fn new(config: EvalConfig, deps: EvalDeps) -> EvalRunner {
+        let EvalDeps { supervisor, artifacts, limits, lookup, cwd, tools, tool_callback } = deps;
         // One private directory per runner: runners in one process share the run dir.
         static RUNNERS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = RUNNERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -74,7 +88,10 @@ impl EvalRunner {
                 artifacts,
                 limits,
                 config,
-                callback,
+                lookup,
+                cwd,
+                tools,
+                callback: tool_callback,
                 pool,
                 python: OnceCell::new(),
                 sessions: StdMutex::default(),
@@ -124,17 +141,17 @@ impl EvalRunner {
         self.inner
             .python
             .get_or_init(|| async {
-                let lookup = |k: &str| std::env::var(k).ok();
-                let found = python::candidates(&cfg.cwd, cfg.python.as_deref(), &lookup);
-                python::resolve(&self.inner.supervisor, &cfg.cwd, found, &cfg.cache_dir, &lookup)
-                    .await
+                let lookup = &self.inner.lookup;
+                let cwd = &self.inner.cwd;
+                let found = python::candidates(cwd, cfg.python.as_deref(), &lookup.as_fn());
+                python::resolve(&self.inner.supervisor, cwd, found, &cfg.cache_dir, lookup).await
             })
             .await
     }
 
     /// The canonical session cwd; canonicalised once, then only checked to still exist (B26).
     fn cwd(&self) -> Result<PathBuf, String> {
-        let cwd = &self.inner.config.cwd;
+        let cwd = &self.inner.cwd;
         let missing = || format!("working directory {} no longer exists", cwd.display());
         let mut cached = self.inner.canonical_cwd.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(known) = cached.as_ref() {
@@ -169,10 +186,7 @@ impl EvalRunner {
             Some(script) => script.clone(),
             None => python::kernel_files(&cfg.cache_dir)?,
         };
-        let base: Vec<(OsString, OsString)> = match &cfg.base_env {
-            Some(vars) => vars.clone(),
-            None => std::env::vars_os().collect(),
-        };
+        let base = self.inner.lookup.vars().map(|(k, v)| (k.clone(), v.clone()));
         let env = python::kernel_env(base, &cfg.env_allow, &interp, &key.session);
         Ok(KernelSpawn {
             language: Language::Py,
@@ -192,21 +206,23 @@ impl EvalRunner {
     }
 
     /// Runs one eval call. Never panics; invalid calls come back as `isError` results.
-    pub async fn call(
-        &self,
-        params: EvalParams,
-        progress: Option<Arc<dyn Fn(Progress) + Send + Sync>>,
-        cancel: CancellationToken,
-    ) -> ToolResult {
+    pub async fn call(&self, params: EvalParams, ctx: &CallContext) -> ToolResult {
+        let progress = ctx.progress.clone();
+        let cancel = ctx.cancel.clone();
         let started = Instant::now();
         let cfg = &self.inner.config;
-        let call = match validate::resolve(params, &cfg.backends, self.inner.limits.max_timeout_s) {
+        let allowed = Allowed {
+            backends: &cfg.backends,
+            backends_value: cfg.backends_value.as_deref(),
+            max_timeout: self.inner.limits.max_timeout_s,
+        };
+        let call = match request::resolve(params, allowed) {
             Ok(call) => call,
             Err(msg) => return ToolResult::error(msg),
         };
         if let Err(msg) = self.cwd() {
             let known = self.inner.canonical_cwd.lock().ok().and_then(|c| c.clone());
-            self.inner.pool.drop_cwd(known.as_ref().unwrap_or(&cfg.cwd)).await;
+            self.inner.pool.drop_cwd(known.as_ref().unwrap_or(&self.inner.cwd)).await;
             return ToolResult::error(msg);
         }
         if call.cells.iter().any(|c| c.language == Language::Py) {
@@ -267,7 +283,7 @@ impl EvalRunner {
         cell: &Cell,
         n: usize,
         images: &mut CallImages,
-        progress: &Option<Arc<dyn Fn(Progress) + Send + Sync>>,
+        progress: &Option<execkit_protocol::ProgressFn>,
         cancel: &CancellationToken,
     ) -> CellReport {
         let mut report = CellReport::skipped(cell.index, cell.title.clone(), cell.language);
@@ -335,7 +351,7 @@ impl EvalRunner {
         }
         report.restored = lease.restored.clone();
         let tools: Vec<String> =
-            self.inner.config.tools.iter().filter(|t| t.as_str() != "eval").cloned().collect();
+            self.inner.tools.iter().filter(|t| t.as_str() != "eval").cloned().collect();
         let outcome = kernel
             .run_cell(
                 CellRun {
@@ -473,14 +489,11 @@ impl EvalRunner {
     pub fn doctor(&self) -> Vec<String> {
         let cfg = &self.inner.config;
         let mut lines = Vec::new();
-        match cfg.backends.invalid_message() {
-            Some(msg) => lines.push(msg),
-            None => lines.push(format!(
-                "backends: {} (EXECKIT_EVAL_BACKENDS={})",
-                cfg.backends.languages().iter().map(|l| l.as_str()).collect::<Vec<_>>().join(", "),
-                std::env::var("EXECKIT_EVAL_BACKENDS").unwrap_or_else(|_| "unset".into())
-            )),
-        }
+        lines.push(format!(
+            "backends: {} (EXECKIT_EVAL_BACKENDS={})",
+            cfg.backends.languages().iter().map(|l| l.as_str()).collect::<Vec<_>>().join(", "),
+            cfg.backends_value.as_deref().unwrap_or("unset")
+        ));
         match self.inner.python.get() {
             None => {
                 lines.push("python: not resolved yet (resolved on first use or pre-warm)".into())
@@ -517,7 +530,6 @@ impl EvalRunner {
             lines.push(format!("pre-warm failed: {e}"));
         }
         lines.push("javascript: not available in this build".into());
-        lines.extend(cfg.notes.iter().cloned());
         lines
     }
 }

@@ -50,10 +50,10 @@ async fn interpreter_cache_is_used_and_invalidated() {
     std::fs::create_dir_all(&work).unwrap();
     // Each runner resolves once; only the disk cache links them.
     let fresh_call = || async {
-        let kit = Kit::with(|c| {
+        let kit = Kit::build(|c, deps| {
             c.python = Some(shim.display().to_string());
             c.cache_dir = cache.clone();
-            c.cwd = work.clone();
+            deps.cwd = work.clone();
         });
         let r = kit.py("print('up')").await;
         assert_eq!(r.text(), "up");

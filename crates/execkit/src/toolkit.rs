@@ -1,13 +1,12 @@
 //! The Toolkit: configuration, runners and their long-lived state.
 
 use std::collections::HashMap;
-use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use execkit_bash::{BashConfig, BashContext, BashDeps, BashExtras, BashRunner};
-use execkit_eval::{EvalConfig, EvalRunner, ToolCallback};
+use execkit_eval::{EvalConfig, EvalDeps, EvalRunner, ToolCallback};
 use execkit_jobs::{JobConfig, JobTable};
 use execkit_output::artifact::{ArtifactStore, StoreLimits};
 use execkit_output::clamp::{Knob, Limits};
@@ -143,22 +142,27 @@ impl ToolkitBuilder {
                 jobs: jobs.clone(),
             },
         );
-        let mut eval_config = EvalConfig::from_lookup(cwd.clone(), &lookup);
-        eval_config.base_env = Some(
-            own_env
-                .iter()
-                .map(|(k, v)| (k.into(), v.into()))
-                .collect::<Vec<(OsString, OsString)>>(),
-        );
-        eval_config.tools =
-            Tool::ALL.iter().filter(|t| **t != Tool::Eval).map(|t| t.name().to_string()).collect();
+        let eval_lookup = execkit_tool::Lookup::from_vars(own_env.clone());
+        let mut eval_notes = execkit_tool::Notes::default();
+        let eval_config =
+            EvalConfig::from_lookup(&eval_lookup, &mut eval_notes).map_err(|e| e.to_string())?;
+        notes.extend(eval_notes.lines().iter().cloned());
         let inner = Arc::new_cyclic(|weak: &Weak<Inner>| {
             let eval = EvalRunner::new(
-                supervisor.clone(),
-                artifacts.clone(),
-                limits.clone(),
                 eval_config,
-                Some(tool_callback(weak.clone())),
+                EvalDeps {
+                    supervisor: supervisor.clone(),
+                    artifacts: artifacts.clone(),
+                    limits: limits.clone(),
+                    lookup: eval_lookup,
+                    cwd: cwd.clone(),
+                    tools: Tool::ALL
+                        .iter()
+                        .filter(|t| **t != Tool::Eval)
+                        .map(|t| t.name().to_string())
+                        .collect(),
+                    tool_callback: Some(tool_callback(weak.clone())),
+                },
             );
             Inner { cwd, limits, notes, supervisor, artifacts, bash, eval, jobs, shutdown }
         });
@@ -306,7 +310,11 @@ impl Toolkit {
             Tool::Eval => match parse_params::<EvalParams>(args) {
                 Ok(params) => {
                     let eval = &self.inner.eval;
-                    self.guarded(cancel, |cancel| eval.call(params, progress, cancel)).await
+                    self.guarded(cancel, |cancel| {
+                        let ctx = execkit_tool::CallContext { progress, cancel };
+                        async move { eval.call(params, &ctx).await }
+                    })
+                    .await
                 }
                 Err(err) => ToolResult::error(err.to_string()),
             },
