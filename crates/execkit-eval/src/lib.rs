@@ -17,18 +17,21 @@
 //!
 //! The JavaScript backend will speak the same protocol to the same pool.
 
+pub mod backend;
 mod callart;
 mod cell;
 mod collect;
 pub mod config;
+mod ending;
 pub mod error;
 pub mod frame;
-mod interp_cache;
 pub mod kernel;
+pub mod languages;
 mod park;
 pub mod pool;
 pub mod python;
 pub mod render;
+mod report;
 mod request;
 mod result;
 mod runner;
@@ -40,7 +43,7 @@ use std::sync::Arc;
 pub use cell::{CellEnd, CellObserver, CellOutcome, CellRun, Stop, ToolCallRecord};
 pub use config::{Backends, EvalConfig, KernelMode};
 pub use park::{Restored, Snapshot};
-pub use result::Status;
+pub use report::Status;
 pub use runner::{EvalDeps, EvalRunner};
 
 /// How prelude `tool.<name>(args)` calls back into the dispatcher.
