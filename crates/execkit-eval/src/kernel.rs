@@ -261,7 +261,7 @@ impl Kernel {
         self.tree.kill(Duration::ZERO).await;
     }
 
-    /// The E32 sequence: `shutdown`, close fd 3, 1 s, then TERM and KILL the group.
+    /// A graceful stop (spec E32): `shutdown`, close fd 3, wait 1 s, then TERM and KILL the group.
     pub async fn shutdown(&self) {
         let _ = self.cmd.try_send(HostFrame::Shutdown);
         if self.wait_exit(Duration::from_secs(1)).await.is_none() {

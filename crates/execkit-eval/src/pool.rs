@@ -50,7 +50,7 @@ impl LossReason {
     }
 }
 
-/// A pending E34 announcement.
+/// A pending announcement that the key's kernel was restarted, and why (spec E34).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Loss {
     pub reason: LossReason,
@@ -500,7 +500,8 @@ impl Pool {
         }
     }
 
-    /// Drops every kernel whose cwd is `cwd` (B26).
+    /// Drops every kernel whose cwd is `cwd`: that directory no longer exists, and a kernel
+    /// is never moved to another one (spec B26).
     pub async fn drop_cwd(&self, cwd: &std::path::Path) {
         let gone: Vec<Arc<Kernel>> = {
             let mut slots = self.inner.slots.lock().await;

@@ -23,7 +23,7 @@ pub struct Cell {
     pub code: String,
     pub title: Option<String>,
     pub timeout: Duration,
-    /// The O4 clamp notice, added to the cell text.
+    /// The notice that the cell's timeout was clamped into range (spec O4), added to its text.
     pub notice: Option<String>,
     pub reset: bool,
 }

@@ -25,7 +25,8 @@ pub struct Resolution {
 }
 
 impl Resolution {
-    /// E27's message when nothing resolved.
+    /// The message when no interpreter was accepted, naming every candidate tried and why it
+    /// was rejected (spec E27).
     pub fn missing_message(&self) -> String {
         let tried: Vec<String> =
             self.rejected.iter().map(|(path, why)| format!("{} ({why})", path.display())).collect();
