@@ -1,9 +1,9 @@
 //! The boundary between the language-neutral eval machinery (the pool, the cell loop, the
 //! result code) and one language's kernels.
 //!
-//! Every kernel speaks the same NDJSON protocol on the same fds (see [`crate::kernel`]); a
+//! Every kernel speaks the same NDJSON protocol on the same fds (see `kernel.rs`); a
 //! backend only says which executable runs its kernels, how to start one, and what doctor
-//! should report about it. The backends a build has are listed in [`crate::languages`].
+//! should report about it. The backends a build has are listed in `languages.rs`.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};

@@ -77,7 +77,7 @@ impl DiagRing {
     }
 }
 
-/// A live kernel. Cell execution is in [`crate::cell`].
+/// A live kernel. Running a cell on it is in `cell.rs`.
 #[derive(Debug)]
 pub struct Kernel {
     pub language: Language,

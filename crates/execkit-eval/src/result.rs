@@ -61,23 +61,8 @@ pub fn build(
     preface: Vec<String>,
     store: Option<&ArtifactStore>,
 ) -> ToolResult {
-    let n = cells.len();
     let failed = cells.iter().position(|c| !matches!(c.status, Status::Ok | Status::Skipped));
-    // The shared window over all cell bodies (E22); `full` keeps what it cut.
-    let mut full: Vec<Option<String>> = vec![None; n];
-    let sizes: Vec<usize> = cells.iter().map(|c| c.body.len()).collect();
-    if sizes.iter().sum::<usize>() > WINDOW_BYTES as usize {
-        let budget = shares(&sizes, failed, WINDOW_BYTES as usize);
-        for ((cell, share), full) in cells.iter_mut().zip(budget).zip(full.iter_mut()) {
-            if cell.body.len() > share {
-                let share = share as u64;
-                let lines = WINDOW_LINES / n as u64;
-                let (text, _) =
-                    truncate_middle(&cell.body, lines / 2, share * 2 / 5, lines / 2, share * 3 / 5);
-                *full = Some(std::mem::replace(&mut cell.body, text));
-            }
-        }
-    }
+    let full = share_window(&mut cells, failed);
     let cut = full.iter().any(Option::is_some) || cells.iter().any(|c| c.truncation.is_some());
     match (cut, store) {
         (true, Some(store)) => crate::callart::attach(store, &mut cells, &full),
@@ -111,30 +96,7 @@ pub fn build(
                 text.push('\n');
             }
         }
-        if n >= 2 {
-            text.push_str(&header(cell, n));
-            text.push('\n');
-        }
-        for a in &cell.announcements {
-            text.push_str(a);
-            text.push('\n');
-        }
-        if cell.status != Status::Skipped {
-            if cell.body.trim().is_empty() {
-                if cell.status == Status::Ok {
-                    text.push_str("(no output)\n");
-                }
-            } else {
-                text.push_str(&cell.body);
-                if !cell.body.ends_with('\n') {
-                    text.push('\n');
-                }
-            }
-        }
-        for note in &cell.notes {
-            text.push_str(note);
-            text.push('\n');
-        }
+        text.push_str(&cell_text(cell, cells.len()));
         content.push(Content::text(text.trim_end_matches('\n')));
         content.extend(cell.images.iter().cloned());
     }
@@ -145,6 +107,58 @@ pub fn build(
         "cells": cells.iter().map(cell_json).collect::<Vec<_>>(),
     });
     ToolResult { content, structured_content: Some(structured), is_error: failed.is_some() }
+}
+
+/// The shared window over all cell bodies (spec E22): cuts bodies to their shares and returns,
+/// per cell, the text from before the cut when there was one.
+fn share_window(cells: &mut [CellReport], failed: Option<usize>) -> Vec<Option<String>> {
+    let n = cells.len();
+    let mut full: Vec<Option<String>> = vec![None; n];
+    let sizes: Vec<usize> = cells.iter().map(|c| c.body.len()).collect();
+    if sizes.iter().sum::<usize>() <= WINDOW_BYTES as usize {
+        return full;
+    }
+    let budget = shares(&sizes, failed, WINDOW_BYTES as usize);
+    for ((cell, share), full) in cells.iter_mut().zip(budget).zip(full.iter_mut()) {
+        if cell.body.len() > share {
+            let share = share as u64;
+            let lines = WINDOW_LINES / n as u64;
+            let (text, _) =
+                truncate_middle(&cell.body, lines / 2, share * 2 / 5, lines / 2, share * 3 / 5);
+            *full = Some(std::mem::replace(&mut cell.body, text));
+        }
+    }
+    full
+}
+
+/// One cell's text block: its header (with two cells or more), announcements, body, notes.
+fn cell_text(cell: &CellReport, n: usize) -> String {
+    let mut text = String::new();
+    if n >= 2 {
+        text.push_str(&header(cell, n));
+        text.push('\n');
+    }
+    for a in &cell.announcements {
+        text.push_str(a);
+        text.push('\n');
+    }
+    if cell.status != Status::Skipped {
+        if cell.body.trim().is_empty() {
+            if cell.status == Status::Ok {
+                text.push_str("(no output)\n");
+            }
+        } else {
+            text.push_str(&cell.body);
+            if !cell.body.ends_with('\n') {
+                text.push('\n');
+            }
+        }
+    }
+    for note in &cell.notes {
+        text.push_str(note);
+        text.push('\n');
+    }
+    text
 }
 
 fn summary_line(cells: &[CellReport], f: usize) -> String {
