@@ -6,16 +6,17 @@
 //!   are untrusted: bounded lines, unknown types tolerated, bad lines counted, never acted on.
 //! - [`kernel`]: one kernel process started through `execkit-process` — fds 3/4 carry frames,
 //!   fds 1/2 a diagnostic pipe — with one owner task and bounded channels.
-//! - [`cell`]: one cell on one kernel: the frame loop, SIGINT-then-SIGKILL on timeout, tool
+//! - `cell`: one cell on one kernel: the frame loop, SIGINT-then-SIGKILL on timeout, tool
 //!   calls back into the dispatcher.
 //! - [`pool`]: kernels keyed by (session, language, cwd, executable), at most N live per
 //!   language with LRU eviction, idle expiry, the restart policy and loss announcements.
-//! - [`python`]: interpreter resolution to a real binary (never a shim), the embedded kernel
-//!   files, and the kernel's filtered environment.
-//! - [`runner::EvalRunner`]: the tool — validate everything first, hold the session, run cells
-//!   in order, stop at the first failure, and build one ToolResult.
-//!
-//! The JavaScript backend will speak the same protocol to the same pool.
+//! - [`backend`]: what one language supplies (its executable, its spawn, its doctor lines);
+//!   [`languages`] lists the backends of this build. Nothing above knows a language.
+//! - [`python`]: the Python backend — interpreter resolution to a real binary (never a shim),
+//!   the embedded kernel files, and the kernel's filtered environment.
+//! - [`EvalRunner`]: the tool — `config` (knobs), `request` (params checked whole), the runner
+//!   (hold the session, run cells in order, stop at the first failure), `ending`, `report` and
+//!   `result` (typed outcome first, one ToolResult last).
 
 pub mod backend;
 mod callart;

@@ -188,3 +188,28 @@ async fn pip_installs_a_local_wheel_into_the_venv() {
     );
     kit.runner.close().await;
 }
+
+/// The probe runs with the Toolkit's saved environment (the lookup), not with whatever the
+/// process environment holds: a variable only the lookup has reaches the probed candidate.
+#[tokio::test]
+async fn the_probe_runs_with_the_lookup_environment() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let seen = dir.path().join("seen");
+    let shim = dir.path().join("python3");
+    let script = format!(
+        "#!/bin/sh\necho \"mark=$EXECKIT_TEST_PROBE_MARK\" >> '{}'\nexec '{}' \"$@\"\n",
+        seen.display(),
+        real_python().display()
+    );
+    std::fs::write(&shim, script).unwrap();
+    std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let kit = Kit::build(|c, deps| {
+        c.python = Some(shim.display().to_string());
+        deps.lookup.set("EXECKIT_TEST_PROBE_MARK", "from-lookup");
+    });
+    let r = kit.py("print('up')").await;
+    assert_eq!(r.text(), "up");
+    assert_eq!(std::fs::read_to_string(&seen).unwrap(), "mark=from-lookup\n");
+    kit.runner.close().await;
+}
