@@ -503,3 +503,19 @@ async fn eval_parks_and_restores_twice_with_definitions_as_source() {
     assert!(r.text().ends_with("30 31 [1, 30] P"), "{}", r.text());
     kit.runner.close().await;
 }
+
+#[tokio::test]
+async fn eval_a_knob_that_does_not_parse_stops_the_toolkit() {
+    // The same policy as every tool's knobs: a bad value fails the start, naming the knob and
+    // what it accepts, instead of becoming a note.
+    for (name, value) in [("EXECKIT_EVAL_BACKENDS", "ruby"), ("EXECKIT_EVAL_MAX_KERNELS", "many")] {
+        let dir = tempfile::tempdir().unwrap();
+        let built = execkit::Toolkit::builder()
+            .cwd(dir.path())
+            .var("EXECKIT_ARTIFACT_DIR", dir.path().join("a").to_string_lossy())
+            .var(name, value)
+            .build();
+        let err = built.err().expect("a bad eval knob fails construction");
+        assert!(err.starts_with(&format!("{name}=\"{value}\" is not ")), "{err}");
+    }
+}
