@@ -27,6 +27,7 @@ mod ending;
 pub mod error;
 pub mod frame;
 pub mod kernel;
+pub mod kernel_env;
 pub mod languages;
 mod park;
 pub mod pool;
