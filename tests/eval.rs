@@ -8,12 +8,13 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use execkit_eval::{EvalConfig, EvalRunner};
+use execkit_eval::{EvalConfig, EvalDeps, EvalRunner};
 use execkit_output::artifact::{ArtifactStore, StoreLimits};
 use execkit_output::clamp::Limits;
 use execkit_process::{CancellationToken, Supervisor, SupervisorConfig};
 use execkit_protocol::eval::Language;
 use execkit_protocol::{Content, Progress, ToolResult, parse_params};
+use execkit_tool::{CallContext, Lookup, Notes};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -22,24 +23,41 @@ struct Kit {
     dir: tempfile::TempDir,
 }
 
+/// The test process's environment, as the binary saves it at start.
+#[allow(clippy::disallowed_methods)] // tests start from the real environment on purpose
+fn process_lookup() -> Lookup {
+    Lookup::from_vars(std::env::vars_os())
+}
+
 fn kit_with(edit: impl FnOnce(&mut EvalConfig)) -> Kit {
+    kit_with_lookup(process_lookup(), edit)
+}
+
+fn kit_with_lookup(lookup: Lookup, edit: impl FnOnce(&mut EvalConfig)) -> Kit {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("work")).unwrap();
     let supervisor = Supervisor::start(SupervisorConfig::default()).unwrap();
     let store = ArtifactStore::open(&dir.path().join("artifacts"), StoreLimits::default());
-    let mut cfg = EvalConfig::from_lookup(dir.path().join("work"), &|k| std::env::var(k).ok());
+    let mut cfg = EvalConfig::from_lookup(&lookup, &mut Notes::default()).unwrap();
     cfg.prewarm = false;
     cfg.cache_dir = dir.path().join("cache");
     edit(&mut cfg);
-    let runner =
-        EvalRunner::new(supervisor, store.map_err(|e| e.to_string()), Limits::default(), cfg, None);
-    Kit { runner, dir }
+    let deps = EvalDeps {
+        supervisor,
+        artifacts: store.map_err(|e| e.to_string()),
+        limits: Limits::default(),
+        lookup,
+        cwd: dir.path().join("work"),
+        tools: vec!["bash".into(), "debug".into(), "job".into(), "ssh".into()],
+        tool_callback: None,
+    };
+    Kit { runner: EvalRunner::new(cfg, deps), dir }
 }
 
 impl Kit {
     async fn call(&self, args: Value) -> ToolResult {
         match parse_params(args) {
-            Ok(p) => self.runner.call(p, None, CancellationToken::new()).await,
+            Ok(p) => self.runner.call(p, &CallContext::default()).await,
             Err(e) => ToolResult::error(e.to_string()),
         }
     }
@@ -109,7 +127,8 @@ async fn eval_progress_streams_while_a_cell_runs() {
     let p = parse_params(json!({"cells": [{"language": "py", "title": "tick",
         "code": "import time\nfor i in range(5):\n    print('step', i, flush=True)\n    time.sleep(0.1)"}]}))
     .unwrap();
-    let r = kit.runner.call(p, Some(progress), CancellationToken::new()).await;
+    let ctx = CallContext { progress: Some(progress), cancel: CancellationToken::new() };
+    let r = kit.runner.call(p, &ctx).await;
     assert!(!r.is_error);
     let (count, last) = {
         let seen = seen.lock().unwrap();
@@ -152,7 +171,7 @@ async fn eval_deleted_cwd_is_reported() {
 
 #[tokio::test]
 async fn eval_backends_select_and_report() {
-    let kit = kit_with(|c| c.backends = execkit_eval::Backends::parse(Some("js")));
+    let kit = kit_with(|c| c.backends = execkit_eval::Backends::JsOnly);
     let r = kit.py("1").await;
     assert!(r.is_error);
     assert!(
@@ -161,13 +180,13 @@ async fn eval_backends_select_and_report() {
         r.text()
     );
     assert_eq!(kit.runner.languages(), vec![Language::Js]);
-    let kit = kit_with(|c| c.backends = execkit_eval::Backends::parse(Some("ruby")));
-    let r = kit.py("1").await;
+    // An unknown word fails the start, naming the knob and what it accepts.
+    let lookup = Lookup::from_vars([("EXECKIT_EVAL_BACKENDS", "ruby")]);
+    let err = EvalConfig::from_lookup(&lookup, &mut Notes::default()).unwrap_err();
     assert_eq!(
-        r.text(),
-        "EXECKIT_EVAL_BACKENDS=\"ruby\" is invalid; use one of 0, bash, js, 1, py, mix, both"
+        err.to_string(),
+        "EXECKIT_EVAL_BACKENDS=\"ruby\" is not one of 0, bash, js, 1, py, mix, both"
     );
-    assert!(kit.runner.doctor()[0].contains("is invalid"));
 }
 
 #[tokio::test]
@@ -203,10 +222,10 @@ async fn eval_missing_python_names_candidates() {
 
 #[tokio::test]
 async fn eval_credentials_do_not_reach_the_kernel() {
-    let mut base: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os().collect();
-    base.push(("EXECKIT_TEST_API_TOKEN".into(), "abc".into()));
-    base.push(("LC_EXECKIT_TEST".into(), "kept".into()));
-    let kit = kit_with(move |c| c.base_env = Some(base));
+    let mut lookup = process_lookup();
+    lookup.set("EXECKIT_TEST_API_TOKEN", "abc");
+    lookup.set("LC_EXECKIT_TEST", "kept");
+    let kit = kit_with_lookup(lookup, |_| {});
     let r = kit.py("import os\nprint(os.environ.get('EXECKIT_TEST_API_TOKEN'), os.environ.get('LC_EXECKIT_TEST'))").await;
     assert_eq!(r.text(), "None kept");
     kit.runner.close().await;
@@ -483,4 +502,20 @@ async fn eval_parks_and_restores_twice_with_definitions_as_source() {
     assert!(!r.text().contains("not restored"), "{}", r.text());
     assert!(r.text().ends_with("30 31 [1, 30] P"), "{}", r.text());
     kit.runner.close().await;
+}
+
+#[tokio::test]
+async fn eval_a_knob_that_does_not_parse_stops_the_toolkit() {
+    // The same policy as every tool's knobs: a bad value fails the start, naming the knob and
+    // what it accepts, instead of becoming a note.
+    for (name, value) in [("EXECKIT_EVAL_BACKENDS", "ruby"), ("EXECKIT_EVAL_MAX_KERNELS", "many")] {
+        let dir = tempfile::tempdir().unwrap();
+        let built = execkit::Toolkit::builder()
+            .cwd(dir.path())
+            .var("EXECKIT_ARTIFACT_DIR", dir.path().join("a").to_string_lossy())
+            .var(name, value)
+            .build();
+        let err = built.err().expect("a bad eval knob fails construction");
+        assert!(err.starts_with(&format!("{name}=\"{value}\" is not ")), "{err}");
+    }
 }

@@ -16,7 +16,7 @@ use crate::events::{DEFAULT_EVENT_CAPACITY, EventQueue, EventRecord};
 use crate::owner::{Command, Owner};
 use crate::process::{AdapterProcess, STDERR_TAIL_BYTES};
 use crate::reverse::{REVERSE_QUEUE, ReverseRequests};
-use crate::trace::{TRACE_ENV, Trace};
+use crate::trace::Trace;
 use crate::transport::Connection;
 use crate::wire::Response;
 
@@ -32,7 +32,7 @@ pub struct ClientOptions {
     /// The adapter's name, for messages.
     pub adapter: String,
     pub event_capacity: usize,
-    /// NDJSON trace file; `None` reads `EXECKIT_DAP_TRACE`.
+    /// NDJSON trace file, or none (front ends set it from `EXECKIT_DAP_TRACE`).
     pub trace: Option<PathBuf>,
 }
 
@@ -129,8 +129,7 @@ impl Client {
         });
         let (commands, command_rx) = mpsc::channel(COMMAND_QUEUE);
         let (reverse_tx, reverse_rx) = mpsc::channel(REVERSE_QUEUE);
-        let trace_path = options.trace.or_else(|| std::env::var_os(TRACE_ENV).map(PathBuf::from));
-        let trace = trace_path.as_deref().and_then(Trace::open);
+        let trace = options.trace.as_deref().and_then(Trace::open);
         let owner =
             Owner::new(Arc::clone(&shared), (command_rx, commands.downgrade()), reverse_tx, trace);
         tokio::spawn(owner.run(connection.reader, connection.writer));

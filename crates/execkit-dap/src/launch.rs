@@ -224,11 +224,14 @@ pub async fn spawn_adapter(
             (c, p, None)
         }
         TransportKind::Unix => {
-            let socket = SocketPath::new(&spawn.session).map_err(|source| TransportError::Io {
-                adapter: def.name.clone(),
-                what: "making a private socket directory".into(),
-                source,
-            })?;
+            let socket =
+                SocketPath::new(supervisor.run_dir(), &spawn.session).map_err(|source| {
+                    TransportError::Io {
+                        adapter: def.name.clone(),
+                        what: "making a private socket directory".into(),
+                        source,
+                    }
+                })?;
             placeholders.socket = Some(socket.path().display().to_string());
             let cmd = build(&placeholders)?;
             let path = socket.path().to_path_buf();

@@ -1,9 +1,9 @@
 //! Where Unix-socket adapters put their socket: a private directory, so no other user can
 //! connect to the debugger (which can run arbitrary code in the debuggee).
 //!
-//! `$XDG_RUNTIME_DIR/execkit`, else `/tmp/execkit-<uid>`, used only when it is owned by this
-//! user with no group or other access; otherwise a fresh private directory is made instead of
-//! trusting one someone else may control.
+//! The directory is the caller's (the Supervisor's private run directory, in practice), used
+//! only when it is owned by this user with no group or other access; otherwise a fresh private
+//! directory is made instead of trusting one someone else may control.
 
 use std::io;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
@@ -19,11 +19,12 @@ pub struct SocketPath {
 }
 
 impl SocketPath {
-    /// `dap-<session>-<6 random>.sock` in the private directory.
-    pub fn new(session: &str) -> io::Result<SocketPath> {
-        let (dir, fresh) = match shared_dir().filter(|d| ensure_private(d).is_ok()) {
-            Some(dir) => (dir, false),
-            None => (fresh_dir()?, true),
+    /// `dap-<session>-<6 random>.sock` in `dir` when it is private, else in a fresh private
+    /// directory.
+    pub fn new(dir: &Path, session: &str) -> io::Result<SocketPath> {
+        let (dir, fresh) = match ensure_private(dir) {
+            Ok(()) => (dir.to_path_buf(), false),
+            Err(_) => (fresh_dir()?, true),
         };
         let path = dir.join(format!("dap-{session}-{}.sock", random_suffix()));
         Ok(SocketPath { path, fresh_dir: fresh.then_some(dir) })
@@ -46,13 +47,6 @@ impl Drop for SocketPath {
 fn uid() -> u32 {
     // SAFETY: getuid has no preconditions and cannot fail.
     unsafe { libc::getuid() }
-}
-
-fn shared_dir() -> Option<PathBuf> {
-    match std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()) {
-        Some(runtime) => Some(PathBuf::from(runtime).join("execkit")),
-        None => Some(std::env::temp_dir().join(format!("execkit-{}", uid()))),
-    }
 }
 
 /// Creates `dir` with mode 0700 if missing; fails unless it is a directory (not a symlink)
@@ -105,7 +99,8 @@ mod tests {
 
     #[test]
     fn socket_path_is_private_and_removed_on_drop() {
-        let socket = SocketPath::new("debug-1").unwrap();
+        let base = tempfile::tempdir().unwrap();
+        let socket = SocketPath::new(base.path(), "debug-1").unwrap();
         let name = socket.path().file_name().unwrap().to_string_lossy().into_owned();
         assert!(name.starts_with("dap-debug-1-") && name.ends_with(".sock"), "{name}");
         let dir = socket.path().parent().unwrap().to_path_buf();

@@ -7,11 +7,12 @@
 
 use std::time::{Duration, Instant};
 
-use execkit_eval::{EvalConfig, EvalRunner};
+use execkit_eval::{EvalConfig, EvalDeps, EvalRunner};
 use execkit_output::artifact::{ArtifactStore, StoreLimits};
 use execkit_output::clamp::Limits;
-use execkit_process::{CancellationToken, Supervisor, SupervisorConfig};
+use execkit_process::{Supervisor, SupervisorConfig};
 use execkit_protocol::parse_params;
+use execkit_tool::{CallContext, Lookup, Notes};
 use serde_json::json;
 
 fn stats(name: &str, mut v: Vec<Duration>) {
@@ -31,12 +32,23 @@ async fn main() {
     let dir = tempfile::tempdir().unwrap();
     let supervisor = Supervisor::start(SupervisorConfig::default()).unwrap();
     let store = ArtifactStore::open(&dir.path().join("a"), StoreLimits::default()).unwrap();
-    let mut cfg =
-        EvalConfig::from_lookup(std::env::current_dir().unwrap(), &|k| std::env::var(k).ok());
+    // An example is a binary: it saves its own environment, as execkit's binary does.
+    #[allow(clippy::disallowed_methods)]
+    let lookup = Lookup::from_vars(std::env::vars_os());
+    let mut cfg = EvalConfig::from_lookup(&lookup, &mut Notes::default()).unwrap();
     cfg.prewarm = false;
     cfg.max_kernels = 16;
     cfg.idle_timeout = None;
-    let runner = EvalRunner::new(supervisor, Ok(store), Limits::default(), cfg, None);
+    let deps = EvalDeps {
+        supervisor,
+        artifacts: Ok(store),
+        limits: Limits::default(),
+        lookup,
+        cwd: std::env::current_dir().unwrap(),
+        tools: Vec::new(),
+        tool_callback: None,
+    };
+    let runner = EvalRunner::new(cfg, deps);
     let call = |session: String| {
         let runner = runner.clone();
         async move {
@@ -44,7 +56,7 @@ async fn main() {
                 json!({"session": session, "cells": [{"language": "py", "code": "1+1"}]}),
             )
             .unwrap();
-            let r = runner.call(p, None, CancellationToken::new()).await;
+            let r = runner.call(p, &CallContext::default()).await;
             assert_eq!(r.text(), "2", "{}", r.text());
             r
         }

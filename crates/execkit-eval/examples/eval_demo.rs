@@ -4,25 +4,36 @@
 //! `cargo run -p execkit-eval --example eval_demo -- '{"cells":[{"language":"py","code":"1+1"}]}'`
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
-use execkit_eval::{EvalConfig, EvalRunner};
+use execkit_eval::{EvalConfig, EvalDeps, EvalRunner};
 use execkit_output::artifact::{ArtifactStore, StoreLimits};
 use execkit_output::clamp::Limits;
-use execkit_process::{CancellationToken, Supervisor, SupervisorConfig};
+use execkit_process::{Supervisor, SupervisorConfig};
 use execkit_protocol::{ToolResult, parse_params};
+use execkit_tool::{CallContext, Lookup, Notes};
 
 #[tokio::main]
 async fn main() {
     let supervisor = Supervisor::start(SupervisorConfig::default()).unwrap();
-    let store = ArtifactStore::open(&ArtifactStore::default_dir(), StoreLimits::default())
+    // An example is a binary: it saves its own environment, as execkit's binary does.
+    #[allow(clippy::disallowed_methods)]
+    let lookup = Lookup::from_vars(std::env::vars_os());
+    let store = ArtifactStore::open(&ArtifactStore::default_dir(&lookup), StoreLimits::default())
         .map_err(|e| e.to_string());
-    let lookup = |k: &str| std::env::var(k).ok();
-    let mut notes = Vec::new();
-    let limits = Limits::from_lookup(&lookup, &mut notes).unwrap();
-    let config = EvalConfig::from_lookup(std::env::current_dir().unwrap(), &lookup);
-    let runner = EvalRunner::new(supervisor.clone(), store, limits, config, None);
+    let limits = Limits::from_lookup(&lookup, &mut Notes::default()).unwrap();
+    let config = EvalConfig::from_lookup(&lookup, &mut Notes::default()).unwrap();
+    let deps = EvalDeps {
+        supervisor: supervisor.clone(),
+        artifacts: store,
+        limits,
+        lookup,
+        cwd: std::env::current_dir().unwrap(),
+        tools: Vec::new(),
+        tool_callback: None,
+    };
+    let runner = EvalRunner::new(config, deps);
     for arg in std::env::args().skip(1) {
         let result = match parse_params(serde_json::from_str(&arg).unwrap()) {
-            Ok(params) => runner.call(params, None, CancellationToken::new()).await,
+            Ok(params) => runner.call(params, &CallContext::default()).await,
             Err(e) => ToolResult::error(e.to_string()),
         };
         println!("{}", serde_json::to_string_pretty(&result).unwrap());

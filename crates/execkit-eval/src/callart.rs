@@ -11,7 +11,7 @@ use std::io::Read;
 use execkit_output::artifact::{ArtifactId, ArtifactStore, ArtifactWriter};
 use serde_json::{Value, json};
 
-use crate::result::{CellReport, Status, header};
+use crate::report::{CellReport, Status, header};
 
 /// Copy buffer for a cell's spill.
 const COPY_CHUNK: usize = 64 * 1024;

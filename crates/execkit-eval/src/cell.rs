@@ -92,200 +92,280 @@ pub struct CellRun<'a> {
 
 type ToolJoin = (u64, String, ToolResult, Duration);
 
+/// A tool call the cell is waiting for: how to abort it, its name, when it began.
+type Pending = (tokio::task::AbortHandle, String, Instant);
+
+/// What the loop does after handling one thing.
+enum Flow {
+    Continue,
+    End(CellEnd),
+}
+
+/// The state of one cell's frame loop.
+struct CellLoop<'k, 'r> {
+    kernel: &'k Kernel,
+    run: &'r CellRun<'r>,
+    /// The execute id: frames with another id are not this cell's.
+    id: u64,
+    start: Instant,
+    deadline: Instant,
+    out: CellOutcome,
+    /// Why and until when the host waits for `done` after its SIGINT.
+    stopping: Option<(Stop, Instant)>,
+    got_error: bool,
+    tools: JoinSet<ToolJoin>,
+    pending: HashMap<u64, Pending>,
+    cpu_before: Option<u64>,
+}
+
 impl Kernel {
     /// Runs one cell to its end. Never panics on kernel input.
     pub async fn run_cell(&self, run: CellRun<'_>, obs: &mut dyn CellObserver) -> CellOutcome {
-        let id = self.next_id();
         let mut events = self.events.lock().await;
-        let start = Instant::now();
-        let mut out = CellOutcome {
-            end: CellEnd::Ok,
-            execution_count: None,
-            bad_frames: 0,
-            duration: Duration::ZERO,
-            cpu_ms: None,
-            tool_calls: Vec::new(),
-        };
-        let cpu_before = crate::kernel::cpu_ms(self.pid);
-        let execute = HostFrame::Execute {
-            id,
-            code: run.code.to_string(),
-            timeout_ms: run.timeout.as_millis() as u64,
-            cell: CellRef { index: run.index, title: run.title.clone() },
-            tools: run.tools.clone(),
-        };
-        if self.cmd.send(execute).await.is_err() {
-            out.end = CellEnd::Crashed(self.wait_exit(Duration::from_secs(1)).await);
-            return out;
+        let mut lp = CellLoop::new(self, &run);
+        if self.cmd.send(lp.execute_frame()).await.is_err() {
+            // Nothing ran: no duration, no CPU time, no tool calls to end.
+            lp.out.end = CellEnd::Crashed(self.wait_exit(Duration::from_secs(1)).await);
+            return lp.out;
         }
-        let deadline = start + run.timeout;
-        let mut stopping: Option<(Stop, Instant)> = None;
-        let mut got_error = false;
-        let mut tools: JoinSet<ToolJoin> = JoinSet::new();
-        let mut pending: HashMap<u64, (tokio::task::AbortHandle, String, Instant)> = HashMap::new();
         let mut tick = tokio::time::interval(Duration::from_millis(100));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-        let far = start + Duration::from_secs(86_400 * 365);
+        let far = lp.start + Duration::from_secs(86_400 * 365);
         loop {
-            let kill_at = stopping.map_or(far, |(_, at)| at);
-            tokio::select! {
+            let kill_at = lp.stopping.map_or(far, |(_, at)| at);
+            let stopping = lp.stopping.is_some();
+            let flow = tokio::select! {
                 biased;
-                event = events.recv() => {
-                    let frame = match event {
-                        Some(Event::Frame(frame)) => frame,
-                        Some(Event::Bad(_)) => {
-                            out.bad_frames += 1;
-                            if out.bad_frames > MAX_BAD_LINES {
-                                self.kill().await;
-                                out.end = CellEnd::ProtocolError(
-                                    "more than 100 malformed lines in one cell".into());
-                                break;
-                            }
-                            continue;
-                        }
-                        Some(Event::TooLong) => {
-                            self.kill().await;
-                            out.end = CellEnd::ProtocolError("a frame line over 16 MiB".into());
-                            break;
-                        }
-                        Some(Event::Closed) | None => {
-                            let status = self.wait_exit(Duration::from_secs(2)).await;
-                            out.end = match stopping {
-                                Some((stop, _)) => CellEnd::Killed(stop),
-                                None => CellEnd::Crashed(status),
-                            };
-                            break;
-                        }
-                    };
-                    if self.trace {
-                        trace_frame(&frame);
-                    }
-                    match frame {
-                        KernelFrame::Started { id: fid, execution_count } if fid == id => {
-                            out.execution_count = Some(execution_count);
-                        }
-                        KernelFrame::Stream { id: fid, name, text } if fid == id => {
-                            obs.stream(name, &text);
-                        }
-                        KernelFrame::Display { id: fid, data, metadata } if fid == id => {
-                            obs.display(data, metadata, false);
-                        }
-                        KernelFrame::Result { id: fid, data, metadata } if fid == id => {
-                            obs.display(data, metadata, true);
-                        }
-                        KernelFrame::Error { id: fid, ename, evalue, traceback }
-                            if fid == id && !got_error =>
-                        {
-                            got_error = true;
-                            obs.error(&ename, &evalue, &traceback);
-                        }
-                        KernelFrame::ToolCall { id: fid, call_id, name, args } => {
-                            let refusal = if fid != id {
-                                Some("tool calls are only possible while a cell is running".into())
-                            } else {
-                                self.check_tool_call(&run, &name, &args, pending.len())
-                            };
-                            if let Some(error) = refusal {
-                                let reply = HostFrame::ToolResult { call_id, result: None, error: Some(error) };
-                                let _ = self.cmd.send(reply).await;
-                                continue;
-                            }
-                            if let Some(callback) = run.callback.clone() {
-                                let remaining = deadline.saturating_duration_since(Instant::now());
-                                let began = Instant::now();
-                                let tool = name.clone();
-                                let handle = tools.spawn(async move {
-                                    let fut = callback(tool.clone(), args);
-                                    let result = match tokio::time::timeout(remaining, fut).await {
-                                        Ok(result) => result,
-                                        Err(_) => ToolResult::error(format!(
-                                            "tool.{tool} ran past the cell's remaining time and was cancelled"
-                                        )),
-                                    };
-                                    (call_id, tool, result, began.elapsed())
-                                });
-                                pending.insert(call_id, (handle, name, began));
-                            }
-                        }
-                        KernelFrame::ToolCancel { call_id } => {
-                            if let Some((handle, name, began)) = pending.remove(&call_id) {
-                                handle.abort();
-                                out.tool_calls.push(ToolCallRecord {
-                                    name, is_error: true, duration_ms: began.elapsed().as_millis() as u64,
-                                });
-                                let reply = HostFrame::ToolResult {
-                                    call_id, result: None,
-                                    error: Some("cancelled: the cell was interrupted".into()),
-                                };
-                                let _ = self.cmd.send(reply).await;
-                            }
-                        }
-                        KernelFrame::Done { id: fid, status, execution_count } if fid == id => {
-                            out.execution_count = Some(execution_count);
-                            out.end = match (status, stopping) {
-                                (DoneStatus::Interrupted, Some((stop, _))) => CellEnd::Interrupted(stop),
-                                (DoneStatus::Ok, _) => CellEnd::Ok,
-                                _ => CellEnd::Error,
-                            };
-                            break;
-                        }
-                        _ => out.bad_frames += 1,
-                    }
+                event = events.recv() => lp.on_event(event, obs).await,
+                Some(joined) = lp.tools.join_next(), if !lp.tools.is_empty() => {
+                    lp.on_tool_done(joined).await
                 }
-                Some(joined) = tools.join_next(), if !tools.is_empty() => {
-                    let Ok((call_id, name, result, took)) = joined else { continue };
-                    pending.remove(&call_id);
-                    out.tool_calls.push(ToolCallRecord {
-                        name, is_error: result.is_error, duration_ms: took.as_millis() as u64,
-                    });
-                    let value = serde_json::to_value(&result).unwrap_or(Value::Null);
-                    let reply = HostFrame::ToolResult { call_id, result: Some(value), error: None };
-                    let _ = self.cmd.send(reply).await;
-                }
-                _ = sleep_until(deadline), if stopping.is_none() => {
-                    if let (Some(b), Some(a)) = (cpu_before, crate::kernel::cpu_ms(self.pid)) {
-                        out.cpu_ms = Some(a.saturating_sub(b));
-                    }
-                    self.tree.signal(libc::SIGINT);
-                    stopping = Some((Stop::Timeout, Instant::now() + run.interrupt_grace));
-                }
-                _ = run.cancel.cancelled(), if stopping.is_none() => {
-                    self.tree.signal(libc::SIGINT);
-                    stopping = Some((Stop::Cancel, Instant::now() + run.interrupt_grace));
-                }
-                _ = sleep_until(kill_at), if stopping.is_some() => {
+                _ = sleep_until(lp.deadline), if !stopping => lp.begin_stop(Stop::Timeout),
+                _ = run.cancel.cancelled(), if !stopping => lp.begin_stop(Stop::Cancel),
+                _ = sleep_until(kill_at), if stopping => {
                     self.kill().await;
-                    out.end = CellEnd::Killed(stopping.map_or(Stop::Timeout, |(s, _)| s));
-                    break;
+                    Flow::End(CellEnd::Killed(lp.stopping.map_or(Stop::Timeout, |(s, _)| s)))
                 }
-                _ = tick.tick() => obs.tick(start.elapsed()),
+                _ = tick.tick() => {
+                    obs.tick(lp.start.elapsed());
+                    Flow::Continue
+                }
+            };
+            if let Flow::End(end) = flow {
+                return lp.finish(end);
             }
         }
-        // Outstanding tool calls end with the cell (E41): their processes are killed.
-        let why = match stopping {
+    }
+}
+
+impl<'k, 'r> CellLoop<'k, 'r> {
+    fn new(kernel: &'k Kernel, run: &'r CellRun<'r>) -> CellLoop<'k, 'r> {
+        let start = Instant::now();
+        CellLoop {
+            kernel,
+            run,
+            id: kernel.next_id(),
+            start,
+            deadline: start + run.timeout,
+            out: CellOutcome {
+                end: CellEnd::Ok,
+                execution_count: None,
+                bad_frames: 0,
+                duration: Duration::ZERO,
+                cpu_ms: None,
+                tool_calls: Vec::new(),
+            },
+            stopping: None,
+            got_error: false,
+            tools: JoinSet::new(),
+            pending: HashMap::new(),
+            cpu_before: crate::kernel::cpu_ms(kernel.pid),
+        }
+    }
+
+    fn execute_frame(&self) -> HostFrame {
+        HostFrame::Execute {
+            id: self.id,
+            code: self.run.code.to_string(),
+            timeout_ms: self.run.timeout.as_millis() as u64,
+            cell: CellRef { index: self.run.index, title: self.run.title.clone() },
+            tools: self.run.tools.clone(),
+        }
+    }
+
+    /// The kernel's CPU time since the cell began, where the platform reports it.
+    fn cpu_since_start(&self) -> Option<u64> {
+        let (before, after) = (self.cpu_before?, crate::kernel::cpu_ms(self.kernel.pid)?);
+        Some(after.saturating_sub(before))
+    }
+
+    /// One thing from the event reader: a frame, a bad line, or the end of the pipe.
+    async fn on_event(&mut self, event: Option<Event>, obs: &mut dyn CellObserver) -> Flow {
+        match event {
+            Some(Event::Frame(frame)) => {
+                if self.kernel.trace {
+                    trace_frame(&frame);
+                }
+                self.on_frame(frame, obs).await
+            }
+            Some(Event::Bad(_)) => {
+                self.out.bad_frames += 1;
+                if self.out.bad_frames <= MAX_BAD_LINES {
+                    return Flow::Continue;
+                }
+                self.kernel.kill().await;
+                Flow::End(CellEnd::ProtocolError(
+                    "more than 100 malformed lines in one cell".into(),
+                ))
+            }
+            Some(Event::TooLong) => {
+                self.kernel.kill().await;
+                Flow::End(CellEnd::ProtocolError("a frame line over 16 MiB".into()))
+            }
+            Some(Event::Closed) | None => {
+                let status = self.kernel.wait_exit(Duration::from_secs(2)).await;
+                Flow::End(match self.stopping {
+                    Some((stop, _)) => CellEnd::Killed(stop),
+                    None => CellEnd::Crashed(status),
+                })
+            }
+        }
+    }
+
+    async fn on_frame(&mut self, frame: KernelFrame, obs: &mut dyn CellObserver) -> Flow {
+        let id = self.id;
+        match frame {
+            KernelFrame::Started { id: fid, execution_count } if fid == id => {
+                self.out.execution_count = Some(execution_count);
+            }
+            KernelFrame::Stream { id: fid, name, text } if fid == id => obs.stream(name, &text),
+            KernelFrame::Display { id: fid, data, metadata } if fid == id => {
+                obs.display(data, metadata, false);
+            }
+            KernelFrame::Result { id: fid, data, metadata } if fid == id => {
+                obs.display(data, metadata, true);
+            }
+            KernelFrame::Error { id: fid, ename, evalue, traceback }
+                if fid == id && !self.got_error =>
+            {
+                self.got_error = true;
+                obs.error(&ename, &evalue, &traceback);
+            }
+            KernelFrame::ToolCall { id: fid, call_id, name, args } => {
+                self.on_tool_call(fid == id, call_id, name, args).await;
+            }
+            KernelFrame::ToolCancel { call_id } => self.on_tool_cancel(call_id).await,
+            KernelFrame::Done { id: fid, status, execution_count } if fid == id => {
+                self.out.execution_count = Some(execution_count);
+                return Flow::End(match (status, self.stopping) {
+                    (DoneStatus::Interrupted, Some((stop, _))) => CellEnd::Interrupted(stop),
+                    (DoneStatus::Ok, _) => CellEnd::Ok,
+                    _ => CellEnd::Error,
+                });
+            }
+            _ => self.out.bad_frames += 1,
+        }
+        Flow::Continue
+    }
+
+    /// A `tool.<name>(args)` call from the cell: refused with a reason, or started with the
+    /// cell's remaining time as its budget.
+    async fn on_tool_call(&mut self, ours: bool, call_id: u64, name: String, args: Value) {
+        let refusal = if ours {
+            self.kernel.check_tool_call(self.run, &name, &args, self.pending.len())
+        } else {
+            Some("tool calls are only possible while a cell is running".into())
+        };
+        if let Some(error) = refusal {
+            let reply = HostFrame::ToolResult { call_id, result: None, error: Some(error) };
+            let _ = self.kernel.cmd.send(reply).await;
+            return;
+        }
+        let Some(callback) = self.run.callback.clone() else { return };
+        let remaining = self.deadline.saturating_duration_since(Instant::now());
+        let began = Instant::now();
+        let tool = name.clone();
+        let handle = self.tools.spawn(async move {
+            let fut = callback(tool.clone(), args);
+            let result = match tokio::time::timeout(remaining, fut).await {
+                Ok(result) => result,
+                Err(_) => ToolResult::error(format!(
+                    "tool.{tool} ran past the cell's remaining time and was cancelled"
+                )),
+            };
+            (call_id, tool, result, began.elapsed())
+        });
+        self.pending.insert(call_id, (handle, name, began));
+    }
+
+    /// The cell gave up waiting for a tool call (its own timeout or interrupt).
+    async fn on_tool_cancel(&mut self, call_id: u64) {
+        let Some((handle, name, began)) = self.pending.remove(&call_id) else { return };
+        handle.abort();
+        self.record_cancelled(name, began);
+        let reply = HostFrame::ToolResult {
+            call_id,
+            result: None,
+            error: Some("cancelled: the cell was interrupted".into()),
+        };
+        let _ = self.kernel.cmd.send(reply).await;
+    }
+
+    async fn on_tool_done(&mut self, joined: Result<ToolJoin, tokio::task::JoinError>) -> Flow {
+        let Ok((call_id, name, result, took)) = joined else { return Flow::Continue };
+        self.pending.remove(&call_id);
+        self.out.tool_calls.push(ToolCallRecord {
+            name,
+            is_error: result.is_error,
+            duration_ms: took.as_millis() as u64,
+        });
+        let value = serde_json::to_value(&result).unwrap_or(Value::Null);
+        let reply = HostFrame::ToolResult { call_id, result: Some(value), error: None };
+        let _ = self.kernel.cmd.send(reply).await;
+        Flow::Continue
+    }
+
+    /// Timeout or cancellation: SIGINT the kernel's group and wait the grace for `done`
+    /// (spec P16–P17). The CPU time is taken now, before the interrupt handler runs.
+    fn begin_stop(&mut self, stop: Stop) -> Flow {
+        if stop == Stop::Timeout {
+            self.out.cpu_ms = self.cpu_since_start().or(self.out.cpu_ms);
+        }
+        self.kernel.tree.signal(libc::SIGINT);
+        self.stopping = Some((stop, Instant::now() + self.run.interrupt_grace));
+        Flow::Continue
+    }
+
+    fn record_cancelled(&mut self, name: String, began: Instant) {
+        let duration_ms = began.elapsed().as_millis() as u64;
+        self.out.tool_calls.push(ToolCallRecord { name, is_error: true, duration_ms });
+    }
+
+    /// Outstanding tool calls end with the cell (spec E41): their processes are killed and
+    /// the kernel is told why.
+    fn finish(mut self, end: CellEnd) -> CellOutcome {
+        let why = match self.stopping {
             Some((Stop::Timeout, _)) => "cancelled: the cell timed out",
             _ => "cancelled: the cell was interrupted",
         };
-        for (call_id, (handle, name, began)) in pending.drain() {
+        let pending: Vec<(u64, Pending)> = self.pending.drain().collect();
+        for (call_id, (handle, name, began)) in pending {
             handle.abort();
-            out.tool_calls.push(ToolCallRecord {
-                name,
-                is_error: true,
-                duration_ms: began.elapsed().as_millis() as u64,
-            });
+            self.record_cancelled(name, began);
             let reply = HostFrame::ToolResult { call_id, result: None, error: Some(why.into()) };
-            let _ = self.cmd.try_send(reply);
+            let _ = self.kernel.cmd.try_send(reply);
         }
-        tools.abort_all();
-        out.duration = start.elapsed();
-        if let (None, Some(before), Some(after)) =
-            (out.cpu_ms, cpu_before, crate::kernel::cpu_ms(self.pid))
-        {
-            out.cpu_ms = Some(after.saturating_sub(before));
+        self.tools.abort_all();
+        self.out.end = end;
+        self.out.duration = self.start.elapsed();
+        if self.out.cpu_ms.is_none() {
+            self.out.cpu_ms = self.cpu_since_start();
         }
-        out
+        self.out
     }
+}
 
+impl Kernel {
     fn check_tool_call(
         &self,
         run: &CellRun<'_>,

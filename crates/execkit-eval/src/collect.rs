@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 
 use crate::cell::CellObserver;
 use crate::frame::StreamName;
-use crate::render::{Rendered, choose, human_bytes, image_dims};
+use crate::render::{Rendered, choose, human_bytes};
 
 /// The text window of one cell and of the whole call (E21, E22).
 pub const WINDOW_BYTES: u64 = 51_200;
@@ -130,7 +130,10 @@ impl<'a> Collector<'a> {
         self.call_images.numbered += 1;
         self.image_count += 1;
         let n = self.call_images.numbered;
-        let dims = image_dims(&mime, &bytes).map(|(w, h)| format!(" {w}x{h}")).unwrap_or_default();
+        let dims = execkit_output::image::inspect(&bytes)
+            .filter(|info| info.mime == mime)
+            .map(|info| format!(" {}x{}", info.width, info.height))
+            .unwrap_or_default();
         let head = format!("[image {n}: {mime}{dims}, {}", human_bytes(bytes.len()));
         if self.call_images.inline < MAX_IMAGES && bytes.len() <= MAX_IMAGE_BYTES {
             self.call_images.inline += 1;

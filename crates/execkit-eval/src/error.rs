@@ -34,12 +34,13 @@ impl StartError {
 pub enum PoolError {
     #[error(transparent)]
     Start(#[from] StartError),
-    /// E35: every live kernel of the language is running a cell.
+    /// Every live kernel of the language is running a cell and the cap allows no more (spec E35).
     #[error(
         "all {max} {lang} kernels are busy; retry when a cell finishes or raise EXECKIT_EVAL_MAX_KERNELS"
     )]
     AllBusy { max: usize, lang: &'static str },
-    /// E33: the key died twice; the message is the KernelUnavailable evalue.
+    /// The key's kernel died twice, so it is not restarted automatically (spec E33); the
+    /// message is the KernelUnavailable evalue.
     #[error("{0}")]
     Unavailable(String),
 }

@@ -77,7 +77,7 @@ impl DiagRing {
     }
 }
 
-/// A live kernel. Cell execution is in [`crate::cell`].
+/// A live kernel. Running a cell on it is in `cell.rs`.
 #[derive(Debug)]
 pub struct Kernel {
     pub language: Language,
@@ -98,8 +98,36 @@ fn pipe_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
     Ok((OwnedFd::from(r), OwnedFd::from(w)))
 }
 
+/// The kernel's diagnostic pipe: the ring of its newest bytes, and whether the pipe closed.
+struct Diag {
+    ring: Arc<Mutex<DiagRing>>,
+    done: watch::Receiver<bool>,
+}
+
+/// Copies the diagnostic pipe (fds 1 and 2) into a ring until it closes.
+fn read_diag(child: &mut execkit_process::Child) -> Diag {
+    let ring = Arc::new(Mutex::new(DiagRing::default()));
+    let (done_tx, done) = watch::channel(false);
+    if let Some(mut out) = child.take_output() {
+        let ring = ring.clone();
+        tokio::spawn(async move {
+            let mut buf = vec![0u8; 8192];
+            while let Ok(n) = out.read(&mut buf).await {
+                if n == 0 {
+                    break;
+                }
+                if let Ok(mut ring) = ring.lock() {
+                    ring.push(&buf[..n]);
+                }
+            }
+            let _ = done_tx.send(true);
+        });
+    }
+    Diag { ring, done }
+}
+
 impl Kernel {
-    /// Spawns the kernel and waits for `ready` (E30).
+    /// Spawns the kernel and waits for `ready` (spec E30).
     pub async fn start(supervisor: &Supervisor, spec: KernelSpawn) -> Result<Kernel, StartError> {
         let lang = spec.language.display_name();
         let io_err = |e: std::io::Error| StartError::Failed {
@@ -125,23 +153,7 @@ impl Kernel {
             .map_err(|e| StartError::Failed { lang, reason: e.to_string(), diag: String::new() })?;
         let pid = child.pid();
         let tree = child.tree();
-        let diag = Arc::new(Mutex::new(DiagRing::default()));
-        let (diag_done_tx, diag_done) = watch::channel(false);
-        if let Some(mut out) = child.take_output() {
-            let diag = diag.clone();
-            tokio::spawn(async move {
-                let mut buf = vec![0u8; 8192];
-                while let Ok(n) = out.read(&mut buf).await {
-                    if n == 0 {
-                        break;
-                    }
-                    if let Ok(mut ring) = diag.lock() {
-                        ring.push(&buf[..n]);
-                    }
-                }
-                let _ = diag_done_tx.send(true);
-            });
-        }
+        let diag = read_diag(&mut child);
         let (exit_tx, exit) = watch::channel(None);
         tokio::spawn(async move {
             // The owner task: the only holder of the Child.
@@ -154,7 +166,6 @@ impl Kernel {
         let (cmd_tx, cmd_rx) = mpsc::channel(COMMAND_QUEUE);
         let sender = pipe::Sender::from_owned_fd(cmd_w).map_err(io_err)?;
         tokio::spawn(write_commands(sender, cmd_rx));
-
         let mut kernel = Kernel {
             language: spec.language,
             pid,
@@ -164,52 +175,13 @@ impl Kernel {
             cmd: cmd_tx,
             events: tokio::sync::Mutex::new(event_rx),
             exit,
-            diag,
+            diag: diag.ring,
             next_id: AtomicU64::new(1),
             trace: spec.trace,
         };
-        let first = tokio::time::timeout(spec.ready_timeout, async {
-            let mut events = kernel.events.lock().await;
-            events.recv().await
-        })
-        .await;
-        let failure = match first {
-            Ok(Some(Event::Frame(KernelFrame::Ready { protocol, version, .. }))) => {
-                if protocol != PROTOCOL {
-                    Some(StartError::Protocol { lang, got: protocol })
-                } else {
-                    kernel.version = version;
-                    None
-                }
-            }
-            Ok(Some(Event::Frame(other))) => Some(StartError::Broke {
-                lang,
-                reason: format!("sent {} before ready", frame_kind(&other)),
-            }),
-            Ok(Some(Event::Bad(_))) => Some(StartError::Broke {
-                lang,
-                reason: "sent an invalid frame before ready".into(),
-            }),
-            Ok(Some(Event::TooLong)) => {
-                Some(StartError::Broke { lang, reason: "a frame line over 16 MiB".into() })
-            }
-            Ok(Some(Event::Closed) | None) => {
-                let status = kernel.wait_exit(Duration::from_secs(2)).await;
-                let reason = match status {
-                    Some(s) => describe_exit(s),
-                    None => "it closed its event pipe".into(),
-                };
-                Some(StartError::Failed { lang, reason, diag: String::new() })
-            }
-            Err(_) => Some(StartError::Failed {
-                lang,
-                reason: format!("no ready frame within {} s", spec.ready_timeout.as_secs()),
-                diag: String::new(),
-            }),
-        };
-        if let Some(mut err) = failure {
+        if let Err(mut err) = kernel.handshake(spec.ready_timeout).await {
             kernel.kill().await;
-            let mut diag_done = diag_done;
+            let mut diag_done = diag.done;
             // The diagnostic pipe closes when the group is gone; bound the wait anyway.
             let _ = tokio::time::timeout(Duration::from_secs(1), diag_done.wait_for(|d| *d)).await;
             if let StartError::Failed { diag, .. } = &mut err {
@@ -219,6 +191,44 @@ impl Kernel {
         }
         kernel.start_ms = started.elapsed().as_millis() as u64;
         Ok(kernel)
+    }
+
+    /// Waits for the first frame, which must be `ready` with execkit's protocol version.
+    async fn handshake(&mut self, ready_timeout: Duration) -> Result<(), StartError> {
+        let lang = self.language.display_name();
+        let first = tokio::time::timeout(ready_timeout, async {
+            let mut events = self.events.lock().await;
+            events.recv().await
+        })
+        .await;
+        let broke = |reason: String| Err(StartError::Broke { lang, reason });
+        match first {
+            Ok(Some(Event::Frame(KernelFrame::Ready { protocol, version, .. }))) => {
+                if protocol != PROTOCOL {
+                    return Err(StartError::Protocol { lang, got: protocol });
+                }
+                self.version = version;
+                Ok(())
+            }
+            Ok(Some(Event::Frame(other))) => {
+                broke(format!("sent {} before ready", frame_kind(&other)))
+            }
+            Ok(Some(Event::Bad(_))) => broke("sent an invalid frame before ready".into()),
+            Ok(Some(Event::TooLong)) => broke("a frame line over 16 MiB".into()),
+            Ok(Some(Event::Closed) | None) => {
+                let status = self.wait_exit(Duration::from_secs(2)).await;
+                let reason = match status {
+                    Some(s) => describe_exit(s),
+                    None => "it closed its event pipe".into(),
+                };
+                Err(StartError::Failed { lang, reason, diag: String::new() })
+            }
+            Err(_) => Err(StartError::Failed {
+                lang,
+                reason: format!("no ready frame within {} s", ready_timeout.as_secs()),
+                diag: String::new(),
+            }),
+        }
     }
 
     pub(crate) fn next_id(&self) -> u64 {
@@ -251,7 +261,7 @@ impl Kernel {
         self.tree.kill(Duration::ZERO).await;
     }
 
-    /// The E32 sequence: `shutdown`, close fd 3, 1 s, then TERM and KILL the group.
+    /// A graceful stop (spec E32): `shutdown`, close fd 3, wait 1 s, then TERM and KILL the group.
     pub async fn shutdown(&self) {
         let _ = self.cmd.try_send(HostFrame::Shutdown);
         if self.wait_exit(Duration::from_secs(1)).await.is_none() {

@@ -6,32 +6,37 @@
 //!   are untrusted: bounded lines, unknown types tolerated, bad lines counted, never acted on.
 //! - [`kernel`]: one kernel process started through `execkit-process` — fds 3/4 carry frames,
 //!   fds 1/2 a diagnostic pipe — with one owner task and bounded channels.
-//! - [`cell`]: one cell on one kernel: the frame loop, SIGINT-then-SIGKILL on timeout, tool
+//! - `cell`: one cell on one kernel: the frame loop, SIGINT-then-SIGKILL on timeout, tool
 //!   calls back into the dispatcher.
 //! - [`pool`]: kernels keyed by (session, language, cwd, executable), at most N live per
 //!   language with LRU eviction, idle expiry, the restart policy and loss announcements.
-//! - [`python`]: interpreter resolution to a real binary (never a shim), the embedded kernel
-//!   files, and the kernel's filtered environment.
-//! - [`runner::EvalRunner`]: the tool — validate everything first, hold the session, run cells
-//!   in order, stop at the first failure, and build one ToolResult.
-//!
-//! The JavaScript backend will speak the same protocol to the same pool.
+//! - [`backend`]: what one language supplies (its executable, its spawn, its doctor lines);
+//!   [`languages`] lists the backends of this build. Nothing above knows a language.
+//! - [`python`]: the Python backend — interpreter resolution to a real binary (never a shim),
+//!   the embedded kernel files, and the kernel's filtered environment.
+//! - [`EvalRunner`]: the tool — `config` (knobs), `request` (params checked whole), the runner
+//!   (hold the session, run cells in order, stop at the first failure), `ending`, `report` and
+//!   `result` (typed outcome first, one ToolResult last).
 
+pub mod backend;
 mod callart;
 mod cell;
 mod collect;
 pub mod config;
+mod ending;
 pub mod error;
 pub mod frame;
-mod interp_cache;
 pub mod kernel;
+pub mod kernel_env;
+pub mod languages;
 mod park;
 pub mod pool;
 pub mod python;
 pub mod render;
+mod report;
+mod request;
 mod result;
 mod runner;
-mod validate;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -40,8 +45,8 @@ use std::sync::Arc;
 pub use cell::{CellEnd, CellObserver, CellOutcome, CellRun, Stop, ToolCallRecord};
 pub use config::{Backends, EvalConfig, KernelMode};
 pub use park::{Restored, Snapshot};
-pub use result::Status;
-pub use runner::EvalRunner;
+pub use report::Status;
+pub use runner::{EvalDeps, EvalRunner};
 
 /// How prelude `tool.<name>(args)` calls back into the dispatcher.
 pub type ToolCallback = Arc<

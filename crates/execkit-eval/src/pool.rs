@@ -50,7 +50,7 @@ impl LossReason {
     }
 }
 
-/// A pending E34 announcement.
+/// A pending announcement that the key's kernel was restarted, and why (spec E34).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Loss {
     pub reason: LossReason,
@@ -87,6 +87,21 @@ enum Room {
     Wait,
     /// At the cap and every kernel is running a cell.
     Busy,
+}
+
+type Slots<'a> = tokio::sync::MutexGuard<'a, HashMap<KernelKey, Slot>>;
+
+/// The live kernel of a key, or the locked slots to start one with.
+enum Live<'a> {
+    Lease(Lease),
+    None(Slots<'a>),
+}
+
+/// What a new kernel of a key owes its first cell: the loss to announce, the snapshot to
+/// restore.
+struct Owed {
+    loss: Option<Loss>,
+    snapshot: Option<Snapshot>,
 }
 
 /// A kernel checked out for one call; give it back with [`Pool::release`].
@@ -235,39 +250,88 @@ impl Pool {
             slots.entry(key.clone()).or_default().start_lock.clone()
         };
         let _starting = start_lock.lock().await;
+        let slots = match self.take_live(key, for_cell).await? {
+            Live::Lease(lease) => return Ok(lease),
+            Live::None(slots) => slots,
+        };
+        let (mut slots, evicted) = self.wait_for_room(slots, key).await?;
+        let owed = Owed {
+            loss: slots.get_mut(key).and_then(|s| s.loss.take()),
+            snapshot: slots.get_mut(key).and_then(|s| s.snapshot.take()),
+        };
+        if let Some(slot) = slots.get_mut(key) {
+            slot.starting = true;
+        }
+        drop(slots);
+        if let Some((victim, old)) = evicted {
+            self.stop_parked(&victim, old).await;
+        }
+        let started = match spawn() {
+            Ok(spec) => Kernel::start(&self.inner.supervisor, spec).await,
+            Err(e) => Err(e),
+        };
+        let kernel = match started {
+            Ok(kernel) => Arc::new(kernel),
+            Err(e) => {
+                self.start_failed(key, owed).await;
+                return Err(e.into());
+            }
+        };
+        let restored = match &owed.snapshot {
+            Some(snap) => {
+                let restored = kernel.restore(snap).await;
+                let _ = std::fs::remove_file(&snap.path);
+                Some(restored)
+            }
+            None => None,
+        };
+        self.install(key, &kernel, for_cell).await;
+        Ok(Lease { key: key.clone(), kernel, started: true, loss: owed.loss, restored })
+    }
+
+    /// The live kernel of `key` when there is one; a kernel found dead while idle is
+    /// recorded as an unexpected death like any other.
+    async fn take_live(&self, key: &KernelKey, for_cell: bool) -> Result<Live<'_>, PoolError> {
         let mut slots = self.inner.slots.lock().await;
         let slot = slots.entry(key.clone()).or_default();
         if let Some(msg) = &slot.unavailable {
             return Err(PoolError::Unavailable(msg.clone()));
         }
-        if let Some(kernel) = slot.kernel.clone() {
-            if kernel.is_alive() {
-                slot.busy |= for_cell;
-                slot.generation += 1;
-                return Ok(Lease {
-                    key: key.clone(),
-                    kernel,
-                    started: false,
-                    loss: slot.loss.take(),
-                    restored: None,
-                });
-            }
-            // Died while idle: an unexpected death like any other.
-            slot.kernel = None;
-            let desc = kernel.exit_status().map(crate::kernel::describe_exit);
-            drop(slots);
-            self.record_death(key, desc.unwrap_or_else(|| "ended".into()), false).await;
-            slots = self.inner.slots.lock().await;
-            if let Some(msg) = slots.get(key).and_then(|s| s.unavailable.clone()) {
-                return Err(PoolError::Unavailable(msg));
-            }
+        let Some(kernel) = slot.kernel.clone() else { return Ok(Live::None(slots)) };
+        if kernel.is_alive() {
+            slot.busy |= for_cell;
+            slot.generation += 1;
+            let loss = slot.loss.take();
+            return Ok(Live::Lease(Lease {
+                key: key.clone(),
+                kernel,
+                started: false,
+                loss,
+                restored: None,
+            }));
         }
-        // Room for one more live kernel of this language? While another kernel is being
-        // started or stopped the answer is not known yet: wait for that to finish (bounded).
+        slot.kernel = None;
+        let desc = kernel.exit_status().map(crate::kernel::describe_exit);
+        drop(slots);
+        self.record_death(key, desc.unwrap_or_else(|| "ended".into()), false).await;
+        let slots = self.inner.slots.lock().await;
+        if let Some(msg) = slots.get(key).and_then(|s| s.unavailable.clone()) {
+            return Err(PoolError::Unavailable(msg));
+        }
+        Ok(Live::None(slots))
+    }
+
+    /// Room for one more live kernel of this language? While another kernel is being
+    /// started or stopped the answer is not known yet: wait for that to finish (bounded).
+    async fn wait_for_room<'a>(
+        &'a self,
+        mut slots: Slots<'a>,
+        key: &KernelKey,
+    ) -> Result<(Slots<'a>, Option<(KernelKey, Arc<Kernel>)>), PoolError> {
         let waited_until = Instant::now() + ROOM_WAIT;
-        let evicted = loop {
+        loop {
             match self.make_room(&mut slots, key) {
-                Room::Free(evicted) => break evicted,
+                Room::Free(evicted) => return Ok((slots, evicted)),
                 Room::Wait if Instant::now() < waited_until => {
                     let changed = self.inner.changed.notified();
                     tokio::pin!(changed);
@@ -283,41 +347,22 @@ impl Pool {
                     });
                 }
             }
-        };
-        let loss = slots.get_mut(key).and_then(|s| s.loss.take());
-        let snapshot = slots.get_mut(key).and_then(|s| s.snapshot.take());
-        if let Some(slot) = slots.get_mut(key) {
-            slot.starting = true;
         }
-        drop(slots);
-        if let Some((victim, old)) = evicted {
-            self.stop_parked(&victim, old).await;
-        }
-        let started = match spawn() {
-            Ok(spec) => Kernel::start(&self.inner.supervisor, spec).await,
-            Err(e) => Err(e),
-        };
-        let kernel = match started {
-            Ok(kernel) => Arc::new(kernel),
-            Err(e) => {
-                // Keep what is owed to the next attempt.
-                let mut slots = self.inner.slots.lock().await;
-                let slot = slots.entry(key.clone()).or_default();
-                slot.starting = false;
-                self.inner.changed.notify_waiters();
-                slot.loss = slot.loss.take().or(loss);
-                slot.snapshot = slot.snapshot.take().or(snapshot);
-                return Err(e.into());
-            }
-        };
-        let restored = match &snapshot {
-            Some(snap) => {
-                let restored = kernel.restore(snap).await;
-                let _ = std::fs::remove_file(&snap.path);
-                Some(restored)
-            }
-            None => None,
-        };
+    }
+
+    /// A start failed: keep what is owed to the next attempt (the loss to announce, the
+    /// snapshot to restore).
+    async fn start_failed(&self, key: &KernelKey, owed: Owed) {
+        let mut slots = self.inner.slots.lock().await;
+        let slot = slots.entry(key.clone()).or_default();
+        slot.starting = false;
+        self.inner.changed.notify_waiters();
+        slot.loss = slot.loss.take().or(owed.loss);
+        slot.snapshot = slot.snapshot.take().or(owed.snapshot);
+    }
+
+    /// A started kernel becomes `key`'s: busy for a cell, idle (with its expiry) otherwise.
+    async fn install(&self, key: &KernelKey, kernel: &Arc<Kernel>, for_cell: bool) {
         let mut slots = self.inner.slots.lock().await;
         let slot = slots.entry(key.clone()).or_default();
         slot.starting = false;
@@ -328,7 +373,6 @@ impl Pool {
             self.arm_idle(key, slot);
         }
         self.inner.changed.notify_waiters();
-        Ok(Lease { key: key.clone(), kernel, started: true, loss, restored })
     }
 
     /// Starts the kernel for `key` in the background of a caller (pre-warm): a later acquire
@@ -456,7 +500,8 @@ impl Pool {
         }
     }
 
-    /// Drops every kernel whose cwd is `cwd` (B26).
+    /// Drops every kernel whose cwd is `cwd`: that directory no longer exists, and a kernel
+    /// is never moved to another one (spec B26).
     pub async fn drop_cwd(&self, cwd: &std::path::Path) {
         let gone: Vec<Arc<Kernel>> = {
             let mut slots = self.inner.slots.lock().await;

@@ -1,5 +1,5 @@
 //! Host-side MIME choice (E16–E19): exactly one representation of each bundle reaches the
-//! text, and images become image blocks whose dimensions are read from their headers.
+//! text, and images become image blocks (their dimensions come from `execkit_output::image`).
 
 use base64::Engine;
 use serde_json::{Map, Value};
@@ -52,7 +52,8 @@ fn as_text(value: &Value) -> String {
     }
 }
 
-/// Chooses the one representation E17 asks for.
+/// Chooses the one representation of a bundle that is shown (spec E17): an image first, then
+/// markdown, JSON, HTML as text, and plain text last.
 pub fn choose(data: &Map<String, Value>) -> Rendered {
     let data: Map<String, Value> =
         data.iter().filter(|(k, _)| valid_mime(k)).map(|(k, v)| (k.clone(), v.clone())).collect();
@@ -193,48 +194,6 @@ fn decode_entities(text: &str) -> String {
         .replace("&amp;", "&")
 }
 
-/// Width and height from PNG, JPEG, GIF and WebP headers; nothing else is decoded.
-pub fn image_dims(mime: &str, b: &[u8]) -> Option<(u32, u32)> {
-    let be16 = |i: usize| Some(u32::from(u16::from_be_bytes([*b.get(i)?, *b.get(i + 1)?])));
-    let le16 = |i: usize| Some(u32::from(u16::from_le_bytes([*b.get(i)?, *b.get(i + 1)?])));
-    let be32 = |i: usize| Some(u32::from_be_bytes(b.get(i..i + 4)?.try_into().ok()?));
-    match mime {
-        "image/png" if b.starts_with(b"\x89PNG\r\n\x1a\n") => Some((be32(16)?, be32(20)?)),
-        "image/gif" if b.starts_with(b"GIF8") => Some((le16(6)?, le16(8)?)),
-        "image/jpeg" => {
-            let mut i = 2;
-            while i + 9 < b.len() {
-                if b[i] != 0xFF {
-                    return None;
-                }
-                let marker = b[i + 1];
-                let len = be16(i + 2)? as usize;
-                if matches!(marker, 0xC0..=0xC3 | 0xC5..=0xC7 | 0xC9..=0xCB | 0xCD..=0xCF) {
-                    return Some((be16(i + 7)?, be16(i + 5)?));
-                }
-                i += 2 + len;
-            }
-            None
-        }
-        "image/webp" if b.len() >= 30 && &b[0..4] == b"RIFF" && &b[8..12] == b"WEBP" => {
-            match &b[12..16] {
-                b"VP8 " => Some((le16(26)? & 0x3FFF, le16(28)? & 0x3FFF)),
-                b"VP8L" => {
-                    let bits = u32::from_le_bytes(b.get(21..25)?.try_into().ok()?);
-                    Some(((bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1))
-                }
-                b"VP8X" => {
-                    let w = u32::from_le_bytes([b[24], b[25], b[26], 0]) + 1;
-                    let h = u32::from_le_bytes([b[27], b[28], b[29], 0]) + 1;
-                    Some((w, h))
-                }
-                _ => None,
-            }
-        }
-        _ => None,
-    }
-}
-
 /// `23.4 KiB`, `512 B`.
 pub fn human_bytes(n: usize) -> String {
     if n < 1024 {
@@ -258,11 +217,12 @@ mod tests {
     #[test]
     fn priority_order() {
         let png = base64::engine::general_purpose::STANDARD
-            .encode(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\x02\x80\0\0\x01\xe0");
+            .encode(b"\x89\x50\x4e\x47\x0d\x0a\x1a\x0a\x00\x00\x00\x0d\x49\x48\x44\x52\x00\x00\x02\x80\x00\x00\x01\xe0\x08\x06\x00\x00\x00\x35\xd1\xdc\xe4");
         match choose(&map(json!({"text/plain": "x", "image/png": png}))) {
             Rendered::Image { mime, bytes } => {
                 assert_eq!(mime, "image/png");
-                assert_eq!(image_dims(&mime, &bytes), Some((640, 480)));
+                let info = execkit_output::image::inspect(&bytes).unwrap();
+                assert_eq!((info.width, info.height), (640, 480));
             }
             other => panic!("{other:?}"),
         }

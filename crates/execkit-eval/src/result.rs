@@ -1,134 +1,13 @@
 //! The eval ToolResult (E12–E23): summary line, per-cell headers, text blocks followed by
 //! their images, the shared text window, and `structuredContent`.
 
-use execkit_output::artifact::{ArtifactId, ArtifactStore};
+use execkit_output::artifact::ArtifactStore;
 use execkit_output::truncate::truncate_middle;
-use execkit_protocol::eval::Language;
 use execkit_protocol::{Content, ToolResult};
 use serde_json::{Value, json};
 
-use crate::cell::ToolCallRecord;
-use crate::collect::{CellError, WINDOW_BYTES, WINDOW_LINES};
-
-/// A cell's status (E12).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
-    Ok,
-    Error,
-    Timeout,
-    Crashed,
-    Cancelled,
-    Skipped,
-}
-
-impl Status {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Ok => "ok",
-            Status::Error => "error",
-            Status::Timeout => "timeout",
-            Status::Crashed => "crashed",
-            Status::Cancelled => "cancelled",
-            Status::Skipped => "skipped",
-        }
-    }
-
-    fn header_word(self) -> &'static str {
-        match self {
-            Status::Ok => "ok",
-            Status::Error => "failed",
-            Status::Timeout => "timed out",
-            Status::Crashed => "crashed",
-            Status::Cancelled => "cancelled",
-            Status::Skipped => "not run",
-        }
-    }
-}
-
-/// `kernel` in structuredContent.
-#[derive(Debug, Clone, Default)]
-pub struct KernelInfo {
-    pub pid: Option<u32>,
-    pub started: bool,
-    pub start_ms: Option<u64>,
-    pub killed: bool,
-    pub state_lost: Option<&'static str>,
-    pub bad_frames: u32,
-}
-
-/// Everything known about one cell once it has ended (or was skipped).
-#[derive(Debug, Clone)]
-pub struct CellReport {
-    pub index: usize,
-    pub title: Option<String>,
-    pub language: Language,
-    pub status: Status,
-    pub duration_ms: u64,
-    pub cpu_ms: Option<u64>,
-    pub execution_count: Option<u64>,
-    pub error: Option<CellError>,
-    pub displays: Vec<Value>,
-    pub images: Vec<Content>,
-    pub image_count: usize,
-    pub tool_calls: Vec<ToolCallRecord>,
-    pub kernel: KernelInfo,
-    /// Kernel announcements, shown first (E34).
-    pub announcements: Vec<String>,
-    /// The sink's window.
-    pub body: String,
-    /// The sink's footer (`[Showing lines …; full output: …]`), shown under the body.
-    pub footer: Option<String>,
-    /// Timeout, crash and clamp notes, shown last.
-    pub notes: Vec<String>,
-    pub truncation: Option<Value>,
-    /// The artifact the cell's sink spilled to; folded into the call's artifact (E23).
-    pub spill: Option<ArtifactId>,
-    /// The summary's reason: `failed: KeyError: 'name'.`, `timed out after 30 s …`.
-    pub summary: Option<String>,
-    pub timeout_s: u64,
-    pub restored: Option<crate::park::Restored>,
-}
-
-impl CellReport {
-    pub fn skipped(index: usize, title: Option<String>, language: Language) -> CellReport {
-        CellReport {
-            index,
-            title,
-            language,
-            status: Status::Skipped,
-            duration_ms: 0,
-            cpu_ms: None,
-            execution_count: None,
-            error: None,
-            displays: Vec::new(),
-            images: Vec::new(),
-            image_count: 0,
-            tool_calls: Vec::new(),
-            kernel: KernelInfo::default(),
-            announcements: Vec::new(),
-            body: String::new(),
-            footer: None,
-            notes: Vec::new(),
-            truncation: None,
-            spill: None,
-            summary: None,
-            timeout_s: 0,
-            restored: None,
-        }
-    }
-
-    fn label(&self) -> String {
-        match &self.title {
-            Some(t) => {
-                let t = t.replace(['\n', '\r'], " ");
-                let short: String = t.chars().take(80).collect();
-                let ell = if t.chars().count() > 80 { "…" } else { "" };
-                format!("Cell {} ({short}{ell})", self.index)
-            }
-            None => format!("Cell {}", self.index),
-        }
-    }
-}
+use crate::collect::{WINDOW_BYTES, WINDOW_LINES};
+use crate::report::{CellReport, Status, header};
 
 /// `evalue` cut to its first line and 200 chars (E13).
 pub fn short_evalue(evalue: &str) -> String {
@@ -173,23 +52,6 @@ pub fn shares(sizes: &[usize], failing: Option<usize>, budget: usize) -> Vec<usi
     out
 }
 
-/// `--- Cell 2/3 (load config) [py] failed in 35 ms ---` (E14).
-pub fn header(cell: &CellReport, n: usize) -> String {
-    let mut header = format!("--- Cell {}/{n}", cell.index);
-    if let Some(t) = &cell.title {
-        let t = t.replace(['\n', '\r'], " ");
-        let short: String = t.chars().take(80).collect();
-        let ell = if t.chars().count() > 80 { "…" } else { "" };
-        header.push_str(&format!(" ({short}{ell})"));
-    }
-    header.push_str(&format!(" [{}] {}", cell.language.as_str(), cell.status.header_word()));
-    if cell.status != Status::Skipped {
-        header.push_str(&format!(" in {} ms", cell.duration_ms));
-    }
-    header.push_str(" ---");
-    header
-}
-
 /// Assembles the ToolResult of one call. `store` receives the call's artifact when anything
 /// was cut (E23).
 pub fn build(
@@ -199,23 +61,8 @@ pub fn build(
     preface: Vec<String>,
     store: Option<&ArtifactStore>,
 ) -> ToolResult {
-    let n = cells.len();
     let failed = cells.iter().position(|c| !matches!(c.status, Status::Ok | Status::Skipped));
-    // The shared window over all cell bodies (E22); `full` keeps what it cut.
-    let mut full: Vec<Option<String>> = vec![None; n];
-    let sizes: Vec<usize> = cells.iter().map(|c| c.body.len()).collect();
-    if sizes.iter().sum::<usize>() > WINDOW_BYTES as usize {
-        let budget = shares(&sizes, failed, WINDOW_BYTES as usize);
-        for ((cell, share), full) in cells.iter_mut().zip(budget).zip(full.iter_mut()) {
-            if cell.body.len() > share {
-                let share = share as u64;
-                let lines = WINDOW_LINES / n as u64;
-                let (text, _) =
-                    truncate_middle(&cell.body, lines / 2, share * 2 / 5, lines / 2, share * 3 / 5);
-                *full = Some(std::mem::replace(&mut cell.body, text));
-            }
-        }
-    }
+    let full = share_window(&mut cells, failed);
     let cut = full.iter().any(Option::is_some) || cells.iter().any(|c| c.truncation.is_some());
     match (cut, store) {
         (true, Some(store)) => crate::callart::attach(store, &mut cells, &full),
@@ -249,30 +96,7 @@ pub fn build(
                 text.push('\n');
             }
         }
-        if n >= 2 {
-            text.push_str(&header(cell, n));
-            text.push('\n');
-        }
-        for a in &cell.announcements {
-            text.push_str(a);
-            text.push('\n');
-        }
-        if cell.status != Status::Skipped {
-            if cell.body.trim().is_empty() {
-                if cell.status == Status::Ok {
-                    text.push_str("(no output)\n");
-                }
-            } else {
-                text.push_str(&cell.body);
-                if !cell.body.ends_with('\n') {
-                    text.push('\n');
-                }
-            }
-        }
-        for note in &cell.notes {
-            text.push_str(note);
-            text.push('\n');
-        }
+        text.push_str(&cell_text(cell, cells.len()));
         content.push(Content::text(text.trim_end_matches('\n')));
         content.extend(cell.images.iter().cloned());
     }
@@ -283,6 +107,58 @@ pub fn build(
         "cells": cells.iter().map(cell_json).collect::<Vec<_>>(),
     });
     ToolResult { content, structured_content: Some(structured), is_error: failed.is_some() }
+}
+
+/// The shared window over all cell bodies (spec E22): cuts bodies to their shares and returns,
+/// per cell, the text from before the cut when there was one.
+fn share_window(cells: &mut [CellReport], failed: Option<usize>) -> Vec<Option<String>> {
+    let n = cells.len();
+    let mut full: Vec<Option<String>> = vec![None; n];
+    let sizes: Vec<usize> = cells.iter().map(|c| c.body.len()).collect();
+    if sizes.iter().sum::<usize>() <= WINDOW_BYTES as usize {
+        return full;
+    }
+    let budget = shares(&sizes, failed, WINDOW_BYTES as usize);
+    for ((cell, share), full) in cells.iter_mut().zip(budget).zip(full.iter_mut()) {
+        if cell.body.len() > share {
+            let share = share as u64;
+            let lines = WINDOW_LINES / n as u64;
+            let (text, _) =
+                truncate_middle(&cell.body, lines / 2, share * 2 / 5, lines / 2, share * 3 / 5);
+            *full = Some(std::mem::replace(&mut cell.body, text));
+        }
+    }
+    full
+}
+
+/// One cell's text block: its header (with two cells or more), announcements, body, notes.
+fn cell_text(cell: &CellReport, n: usize) -> String {
+    let mut text = String::new();
+    if n >= 2 {
+        text.push_str(&header(cell, n));
+        text.push('\n');
+    }
+    for a in &cell.announcements {
+        text.push_str(a);
+        text.push('\n');
+    }
+    if cell.status != Status::Skipped {
+        if cell.body.trim().is_empty() {
+            if cell.status == Status::Ok {
+                text.push_str("(no output)\n");
+            }
+        } else {
+            text.push_str(&cell.body);
+            if !cell.body.ends_with('\n') {
+                text.push('\n');
+            }
+        }
+    }
+    for note in &cell.notes {
+        text.push_str(note);
+        text.push('\n');
+    }
+    text
 }
 
 fn summary_line(cells: &[CellReport], f: usize) -> String {
@@ -338,6 +214,7 @@ fn cell_json(c: &CellReport) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use execkit_protocol::eval::Language;
 
     #[test]
     fn shares_favour_the_failing_cell() {

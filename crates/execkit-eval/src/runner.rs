@@ -1,41 +1,63 @@
 //! The eval tool: validate the whole call, hold the session, run cells in order on pooled
-//! kernels, and turn what happened into one ToolResult.
+//! kernels, and turn what happened into one ToolResult. Nothing here is specific to one
+//! language: each cell's kernel comes from its [`KernelBackend`].
 
 use std::collections::HashMap;
-use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex as StdMutex};
 
 use execkit_output::artifact::ArtifactStore;
 use execkit_output::clamp::Limits;
-use execkit_process::{CancellationToken, Supervisor};
+use execkit_process::Supervisor;
+use execkit_protocol::ToolResult;
 use execkit_protocol::eval::{EvalParams, Language};
-use execkit_protocol::{Progress, ToolResult};
+use execkit_tool::{CallContext, Lookup};
 use tokio::sync::{Mutex, OnceCell};
 use tokio::time::Instant;
 
 use crate::ToolCallback;
-use crate::cell::{CellEnd, CellRun, Stop};
+use crate::backend::{BackendEnv, KernelBackend, kernel_key};
+use crate::cell::{CellEnd, CellOutcome, CellRun, Stop};
 use crate::collect::{CallImages, Collector};
 use crate::config::{EvalConfig, KernelMode};
+use crate::ending::{self, Crash, EndFacts, Ending, NoKernel};
 use crate::error::{PoolError, StartError};
-use crate::kernel::{KernelSpawn, describe_exit};
-use crate::pool::{KernelKey, LossReason, Pool};
-use crate::python::{self, Interpreter, Resolution};
-use crate::result::{self, CellReport, KernelInfo, Status};
-use crate::validate::{self, Cell};
+use crate::kernel::Kernel;
+use crate::pool::{KernelKey, Lease, Pool};
+use crate::report::{CellReport, KernelInfo, Status};
+use crate::request::{self, Allowed, Call, Cell};
+use crate::result;
+
+/// What the Toolkit hands the eval runner.
+pub struct EvalDeps {
+    pub supervisor: Supervisor,
+    pub artifacts: Result<ArtifactStore, String>,
+    pub limits: Limits,
+    /// The saved environment: interpreter discovery, probes and kernels read it, never the
+    /// process environment.
+    pub lookup: Lookup,
+    /// The base working directory of kernels (canonicalised on first use).
+    pub cwd: PathBuf,
+    /// Names of the tools `tool.<name>` may call (eval itself is always excluded).
+    pub tools: Vec<String>,
+    /// How those calls reach the dispatcher.
+    pub tool_callback: Option<ToolCallback>,
+}
 
 struct Inner {
     supervisor: Supervisor,
     artifacts: Result<ArtifactStore, String>,
     limits: Limits,
     config: EvalConfig,
+    lookup: Lookup,
+    cwd: PathBuf,
+    tools: Vec<String>,
     callback: Option<ToolCallback>,
+    backends: Vec<Arc<dyn KernelBackend>>,
     pool: Pool,
-    python: OnceCell<Resolution>,
     sessions: StdMutex<HashMap<String, Arc<Mutex<()>>>>,
     prewarm_error: StdMutex<Option<String>>,
-    /// Runs the pre-warm once; the first default-session call awaits it (E37).
+    /// Runs the pre-warm once; the first default-session call awaits it (spec E37).
     prewarmed: OnceCell<()>,
     canonical_cwd: StdMutex<Option<PathBuf>>,
 }
@@ -52,16 +74,29 @@ impl std::fmt::Debug for EvalRunner {
     }
 }
 
+/// One cell of a call, with what its run needs from the call.
+struct CellStep<'a> {
+    /// The kernel session (a private one per call in per-call mode).
+    session: &'a str,
+    cell: &'a Cell,
+    /// Cells in the call.
+    n: usize,
+    images: &'a mut CallImages,
+    ctx: &'a CallContext,
+}
+
+/// A kernel leased for one cell.
+struct Leased {
+    key: KernelKey,
+    lease: Lease,
+    backend: Arc<dyn KernelBackend>,
+}
+
 impl EvalRunner {
-    /// Builds the runner. With pre-warm on (E37) and a tokio runtime present, resolves the
-    /// interpreter and starts the default-session Python kernel in the background.
-    pub fn new(
-        supervisor: Supervisor,
-        artifacts: Result<ArtifactStore, String>,
-        limits: Limits,
-        config: EvalConfig,
-        callback: Option<ToolCallback>,
-    ) -> EvalRunner {
+    /// Builds the runner. With pre-warm on (spec E37) and a tokio runtime present, resolves
+    /// the executables and starts the default session's kernels in the background.
+    pub fn new(config: EvalConfig, deps: EvalDeps) -> EvalRunner {
+        let EvalDeps { supervisor, artifacts, limits, lookup, cwd, tools, tool_callback } = deps;
         // One private directory per runner: runners in one process share the run dir.
         static RUNNERS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = RUNNERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -74,17 +109,19 @@ impl EvalRunner {
                 artifacts,
                 limits,
                 config,
-                callback,
+                lookup,
+                cwd,
+                tools,
+                callback: tool_callback,
+                backends: crate::languages::backends(),
                 pool,
-                python: OnceCell::new(),
                 sessions: StdMutex::default(),
                 prewarm_error: StdMutex::default(),
                 prewarmed: OnceCell::new(),
                 canonical_cwd: StdMutex::default(),
             }),
         };
-        let wanted =
-            runner.inner.config.prewarm && runner.inner.config.backends.enabled(Language::Py);
+        let wanted = runner.inner.config.prewarm && !runner.enabled_backends().is_empty();
         if let (true, Ok(handle)) = (wanted, tokio::runtime::Handle::try_current()) {
             let r = runner.clone();
             handle.spawn(async move {
@@ -94,22 +131,42 @@ impl EvalRunner {
         runner
     }
 
-    async fn prewarm(&self) {
-        let outcome = match self.python_key("default").await {
-            Ok((key, interp)) => self
-                .inner
-                .pool
-                .prewarm(&key, || self.python_spawn(&key, interp))
-                .await
-                .map_err(|e| e.to_string()),
-            Err(e) => Err(e),
-        };
-        if let (Err(e), Ok(mut slot)) = (outcome, self.inner.prewarm_error.lock()) {
-            *slot = Some(e);
+    fn env(&self) -> BackendEnv<'_> {
+        let inner = &self.inner;
+        BackendEnv {
+            supervisor: &inner.supervisor,
+            config: &inner.config,
+            lookup: &inner.lookup,
+            cwd: &inner.cwd,
         }
     }
 
-    /// The languages the schema should list (E26).
+    fn backend(&self, language: Language) -> Option<Arc<dyn KernelBackend>> {
+        self.inner.backends.iter().find(|b| b.language() == language).cloned()
+    }
+
+    fn enabled_backends(&self) -> Vec<Arc<dyn KernelBackend>> {
+        let enabled =
+            |b: &&Arc<dyn KernelBackend>| self.inner.config.backends.enabled(b.language());
+        self.inner.backends.iter().filter(enabled).cloned().collect()
+    }
+
+    async fn prewarm(&self) {
+        for backend in self.enabled_backends() {
+            let outcome = match self.key("default", backend.as_ref()).await {
+                Ok(key) => {
+                    let spawn = || backend.spawn(&key, self.env());
+                    self.inner.pool.prewarm(&key, spawn).await.map_err(|e| e.to_string())
+                }
+                Err(e) => Err(e),
+            };
+            if let (Err(e), Ok(mut slot)) = (outcome, self.inner.prewarm_error.lock()) {
+                *slot = Some(e);
+            }
+        }
+    }
+
+    /// The languages the schema should list (spec E26).
     pub fn languages(&self) -> Vec<Language> {
         self.inner.config.backends.languages()
     }
@@ -119,22 +176,10 @@ impl EvalRunner {
         &self.inner.pool
     }
 
-    async fn resolution(&self) -> &Resolution {
-        let cfg = &self.inner.config;
-        self.inner
-            .python
-            .get_or_init(|| async {
-                let lookup = |k: &str| std::env::var(k).ok();
-                let found = python::candidates(&cfg.cwd, cfg.python.as_deref(), &lookup);
-                python::resolve(&self.inner.supervisor, &cfg.cwd, found, &cfg.cache_dir, &lookup)
-                    .await
-            })
-            .await
-    }
-
-    /// The canonical session cwd; canonicalised once, then only checked to still exist (B26).
+    /// The canonical session cwd; canonicalised once, then only checked to still exist
+    /// (spec B26: a deleted working directory is reported, not silently replaced).
     fn cwd(&self) -> Result<PathBuf, String> {
-        let cwd = &self.inner.config.cwd;
+        let cwd = &self.inner.cwd;
         let missing = || format!("working directory {} no longer exists", cwd.display());
         let mut cached = self.inner.canonical_cwd.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(known) = cached.as_ref() {
@@ -145,101 +190,76 @@ impl EvalRunner {
         Ok(canonical)
     }
 
-    async fn python_key(&self, session: &str) -> Result<(KernelKey, Interpreter), String> {
+    /// The pool key of `session`'s kernel for `backend`, resolving its executable.
+    async fn key(&self, session: &str, backend: &dyn KernelBackend) -> Result<KernelKey, String> {
         let cwd = self.cwd()?;
-        let res = self.resolution().await;
-        let Some(interp) = res.chosen.clone() else { return Err(res.missing_message()) };
-        let key = KernelKey {
-            session: session.to_string(),
-            language: Language::Py,
-            cwd,
-            executable: interp.executable.clone(),
-        };
-        Ok((key, interp))
-    }
-
-    /// What to spawn for `key`; only built when a kernel has to start.
-    fn python_spawn(
-        &self,
-        key: &KernelKey,
-        interp: Interpreter,
-    ) -> Result<KernelSpawn, StartError> {
-        let cfg = &self.inner.config;
-        let runner = match &cfg.kernel_script {
-            Some(script) => script.clone(),
-            None => python::kernel_files(&cfg.cache_dir)?,
-        };
-        let base: Vec<(OsString, OsString)> = match &cfg.base_env {
-            Some(vars) => vars.clone(),
-            None => std::env::vars_os().collect(),
-        };
-        let env = python::kernel_env(base, &cfg.env_allow, &interp, &key.session);
-        Ok(KernelSpawn {
-            language: Language::Py,
-            program: interp.executable,
-            args: vec![
-                "-I".into(),
-                "-B".into(),
-                "-X".into(),
-                "utf8".into(),
-                runner.into_os_string(),
-            ],
-            cwd: key.cwd.clone(),
-            env,
-            ready_timeout: cfg.ready_timeout,
-            trace: cfg.trace,
-        })
+        let executable = backend.executable(self.env()).await?;
+        Ok(kernel_key(session, backend, cwd, executable))
     }
 
     /// Runs one eval call. Never panics; invalid calls come back as `isError` results.
-    pub async fn call(
-        &self,
-        params: EvalParams,
-        progress: Option<Arc<dyn Fn(Progress) + Send + Sync>>,
-        cancel: CancellationToken,
-    ) -> ToolResult {
+    pub async fn call(&self, params: EvalParams, ctx: &CallContext) -> ToolResult {
         let started = Instant::now();
-        let cfg = &self.inner.config;
-        let call = match validate::resolve(params, &cfg.backends, self.inner.limits.max_timeout_s) {
+        let call = match self.admit(params).await {
             Ok(call) => call,
-            Err(msg) => return ToolResult::error(msg),
+            Err(refusal) => return refusal,
         };
-        if let Err(msg) = self.cwd() {
-            let known = self.inner.canonical_cwd.lock().ok().and_then(|c| c.clone());
-            self.inner.pool.drop_cwd(known.as_ref().unwrap_or(&cfg.cwd)).await;
-            return ToolResult::error(msg);
-        }
-        if call.cells.iter().any(|c| c.language == Language::Py) {
-            let res = self.resolution().await;
-            if res.chosen.is_none() {
-                return ToolResult::error(res.missing_message());
-            }
-        }
-        let lock = {
-            let mut sessions = match self.inner.sessions.lock() {
-                Ok(s) => s,
-                Err(poisoned) => poisoned.into_inner(),
-            };
-            sessions.entry(call.session.clone()).or_default().clone()
-        };
-        let Ok(_held) = tokio::time::timeout(cfg.session_wait, lock.lock()).await else {
+        let lock = self.session_lock(&call.session);
+        let Ok(_held) = tokio::time::timeout(self.inner.config.session_wait, lock.lock()).await
+        else {
             return ToolResult::error(format!(
                 "session \"{}\" is busy with another eval call; retry, or use another session",
                 call.session
             ));
         };
-        if cfg.prewarm && call.session == "default" {
+        if self.inner.config.prewarm && call.session == "default" {
             self.inner.prewarmed.get_or_init(|| self.prewarm()).await;
         }
-        // Per-call mode (E38): this call's kernels live under a private key and stop at its end.
-        static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let per_call = cfg.mode == KernelMode::PerCall;
-        let kernel_session = if per_call {
-            let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            format!("{}~call{n}", call.session)
-        } else {
-            call.session.clone()
+        let per_call = self.inner.config.mode == KernelMode::PerCall;
+        let kernel_session =
+            if per_call { private_session(&call.session) } else { call.session.clone() };
+        let reports = self.run_cells(&kernel_session, &call, ctx).await;
+        if per_call {
+            // Per-call mode (spec E38): this call's kernels stop at its end.
+            for backend in self.inner.backends.clone() {
+                if let Ok(key) = self.key(&kernel_session, backend.as_ref()).await {
+                    self.inner.pool.reset(&key).await;
+                }
+            }
+        }
+        let wall = started.elapsed().as_millis() as u64;
+        result::build(&call.session, reports, wall, Vec::new(), self.inner.artifacts.as_ref().ok())
+    }
+
+    /// The checked call, or the error result that refuses it before anything runs.
+    async fn admit(&self, params: EvalParams) -> Result<Call, ToolResult> {
+        let cfg = &self.inner.config;
+        let allowed = Allowed {
+            backends: &cfg.backends,
+            backends_value: cfg.backends_value.as_deref(),
+            max_timeout: self.inner.limits.max_timeout_s,
         };
+        let call = request::resolve(params, allowed).map_err(ToolResult::error)?;
+        if let Err(msg) = self.cwd() {
+            let known = self.inner.canonical_cwd.lock().ok().and_then(|c| c.clone());
+            self.inner.pool.drop_cwd(known.as_ref().unwrap_or(&self.inner.cwd)).await;
+            return Err(ToolResult::error(msg));
+        }
+        for backend in &self.inner.backends {
+            if call.cells.iter().any(|c| c.language == backend.language()) {
+                backend.executable(self.env()).await.map_err(ToolResult::error)?;
+            }
+        }
+        Ok(call)
+    }
+
+    fn session_lock(&self, session: &str) -> Arc<Mutex<()>> {
+        let mut sessions = self.inner.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        sessions.entry(session.to_string()).or_default().clone()
+    }
+
+    /// Runs the cells in order; after the first that does not end ok the rest are skipped.
+    async fn run_cells(&self, session: &str, call: &Call, ctx: &CallContext) -> Vec<CellReport> {
         let n = call.cells.len();
         let mut reports = Vec::with_capacity(n);
         let mut images = CallImages::default();
@@ -249,219 +269,118 @@ impl EvalRunner {
                 reports.push(CellReport::skipped(cell.index, cell.title.clone(), cell.language));
                 continue;
             }
-            let report =
-                self.run_one(&kernel_session, cell, n, &mut images, &progress, &cancel).await;
+            let step = CellStep { session, cell, n, images: &mut images, ctx };
+            let report = self.run_one(step).await;
             stop = report.status != Status::Ok;
             reports.push(report);
         }
-        if let (true, Ok((key, _))) = (per_call, self.python_key(&kernel_session).await) {
-            self.inner.pool.reset(&key).await;
-        }
-        let wall = started.elapsed().as_millis() as u64;
-        result::build(&call.session, reports, wall, Vec::new(), self.inner.artifacts.as_ref().ok())
+        reports
     }
 
-    async fn run_one(
-        &self,
-        session: &str,
-        cell: &Cell,
-        n: usize,
-        images: &mut CallImages,
-        progress: &Option<Arc<dyn Fn(Progress) + Send + Sync>>,
-        cancel: &CancellationToken,
-    ) -> CellReport {
-        let mut report = CellReport::skipped(cell.index, cell.title.clone(), cell.language);
-        report.timeout_s = cell.timeout.as_secs();
-        if let Some(notice) = &cell.notice {
-            report.notes.push(notice.clone());
-        }
+    async fn run_one(&self, step: CellStep<'_>) -> CellReport {
+        let cell = step.cell;
         let lang = cell.language.display_name();
-        if cell.language == Language::Js {
-            return fail(
-                report,
-                "KernelUnavailable",
-                "the JavaScript backend is not available in this build; use \"py\"",
-            );
-        }
-        let (key, interp) = match self.python_key(session).await {
-            Ok(pair) => pair,
-            Err(msg) => return fail(report, "KernelUnavailable", &msg),
+        let mut report = opening_report(cell);
+        let leased = match self.lease(step.session, cell).await {
+            Ok(leased) => leased,
+            Err(why) => return ending::no_kernel(report, why, lang),
         };
-        if cell.reset {
-            self.inner.pool.reset(&key).await;
-        }
-        let lease = match self.inner.pool.acquire(&key, || self.python_spawn(&key, interp)).await {
-            Ok(lease) => lease,
-            Err(PoolError::Start(StartError::Broke { reason, .. })) => {
-                return broke_before_ready(report, lang, &reason);
-            }
-            Err(PoolError::Start(e)) => {
-                let mut r = fail(report, "KernelStartError", &e.to_string());
-                if let Some(diag) = e.diag() {
-                    r.body.push_str(&format!("\n{diag}"));
-                }
-                return r;
-            }
-            Err(e) => return fail(report, "KernelUnavailable", &e.to_string()),
-        };
-        let kernel = lease.kernel.clone();
-        report.kernel = KernelInfo {
-            pid: Some(kernel.pid),
-            started: lease.started,
-            start_ms: lease.started.then_some(kernel.start_ms),
-            ..KernelInfo::default()
-        };
-        let label = match &cell.title {
-            Some(t) => format!("Cell {}/{n} ({t}) [{}]", cell.index, cell.language.as_str()),
-            None => format!("Cell {}/{n} [{}]", cell.index, cell.language.as_str()),
-        };
+        let kernel = leased.lease.kernel.clone();
+        record_lease(&mut report, &leased.lease, lang);
+        let label = cell_label(cell, step.n);
         let mut collector = Collector::new(
             &self.inner.limits,
             &self.inner.artifacts,
-            images,
-            progress.clone(),
+            step.images,
+            step.ctx.progress.clone(),
             label,
             cell.timeout.as_millis() as f64,
         );
-        if let Some(loss) = &lease.loss {
-            report.kernel.state_lost = Some(loss.reason.as_str());
-            let clause = match &lease.restored {
-                Some(r) => r.clause(),
-                None => "variables from earlier cells are lost".to_string(),
-            };
-            report
-                .announcements
-                .push(format!("[{lang} kernel restarted: {}; {clause}]", loss.text));
-        }
-        report.restored = lease.restored.clone();
-        let tools: Vec<String> =
-            self.inner.config.tools.iter().filter(|t| t.as_str() != "eval").cloned().collect();
-        let outcome = kernel
-            .run_cell(
-                CellRun {
-                    code: &cell.code,
-                    timeout: cell.timeout,
-                    index: cell.index,
-                    title: cell.title.clone(),
-                    tools,
-                    callback: self.inner.callback.clone(),
-                    cancel: cancel.clone(),
-                    interrupt_grace: self.inner.config.interrupt_grace,
-                },
-                &mut collector,
-            )
-            .await;
-        report.duration_ms = outcome.duration.as_millis() as u64;
-        report.execution_count = outcome.execution_count;
-        report.cpu_ms = outcome.cpu_ms;
-        let cpu = outcome
-            .cpu_ms
-            .map_or(String::new(), |ms| format!(" (CPU {:.1} s)", ms as f64 / 1000.0));
-        report.tool_calls = outcome.tool_calls.clone();
-        report.kernel.bad_frames = outcome.bad_frames;
-        let t = cell.timeout.as_secs();
-        let (status, summary, note) = match &outcome.end {
-            CellEnd::Ok => (Status::Ok, None, None),
-            CellEnd::Error => {
-                let e = collector.error.clone();
-                let what = e.map_or("error".to_string(), |e| error_summary(&e.ename, &e.evalue));
-                (Status::Error, Some(format!("failed: {what}.")), None)
-            }
-            CellEnd::Interrupted(Stop::Timeout) => (
-                Status::Timeout,
-                Some(format!("timed out after {t} s and was interrupted; variables are kept.")),
-                Some(format!(
-                    "[cell timed out after {t} s{cpu}; interrupted with KeyboardInterrupt; variables are kept]"
-                )),
-            ),
-            CellEnd::Interrupted(Stop::Cancel) => {
-                (Status::Cancelled, Some("was cancelled.".into()), None)
-            }
-            CellEnd::Killed(stop) => {
-                report.kernel.killed = true;
-                report.kernel.state_lost = Some(LossReason::TimeoutKill.as_str());
-                self.inner.pool.record_timeout_kill(&key, *stop == Stop::Cancel).await;
-                let grace = self.inner.config.interrupt_grace.as_secs();
-                match stop {
-                    Stop::Timeout => (
-                        Status::Timeout,
-                        Some(format!("timed out after {t} s; the {lang} kernel was restarted.")),
-                        Some(format!(
-                            "[cell timed out after {t} s{cpu} and ignored the interrupt for {grace} s; \
-                             the {lang} kernel was killed and its variables are lost]"
-                        )),
-                    ),
-                    Stop::Cancel => (
-                        Status::Cancelled,
-                        Some("was cancelled.".into()),
-                        Some(format!(
-                            "[the cell ignored the interrupt for {grace} s; the {lang} kernel was \
-                             killed and its variables are lost]"
-                        )),
-                    ),
-                }
-            }
-            CellEnd::Crashed(exit) => {
-                let desc = exit.map_or("ended unexpectedly".to_string(), describe_exit);
-                // Children the dead kernel left in its group go with it.
-                kernel.kill().await;
-                let deaths_before = self.inner.pool.deaths(&key).await;
-                self.inner.pool.record_death(&key, desc.clone(), false).await;
-                report.kernel.state_lost = Some(LossReason::Crashed.as_str());
-                let next = if deaths_before == 0 {
-                    "The next cell starts a fresh kernel (automatic restart 1 of 1)."
-                } else {
-                    "It will not be restarted automatically; run a cell with \"reset\": true."
-                };
-                let ended = exit.map_or("ended unexpectedly".to_string(), exit_phrase);
-                let mut note = format!(
-                    "[the {lang} kernel {ended} during this cell; its variables are lost. {next}]"
-                );
-                let diag = kernel.diag_tail();
-                if !diag.trim().is_empty() {
-                    note.push('\n');
-                    note.push_str(&diag);
-                }
-                (Status::Crashed, Some(format!("crashed: the {lang} kernel {ended}.")), Some(note))
-            }
-            CellEnd::ProtocolError(why) => {
-                self.inner
-                    .pool
-                    .record_death(&key, format!("broke the protocol: {why}"), true)
-                    .await;
-                report.kernel.state_lost = Some(LossReason::ProtocolError.as_str());
-                (
-                    Status::Crashed,
-                    Some(format!("crashed: the {lang} kernel broke the protocol ({why}).")),
-                    Some(format!(
-                        "[the {lang} kernel broke the protocol ({why}) and was killed; its variables are lost]"
-                    )),
-                )
-            }
+        let outcome = kernel.run_cell(self.cell_run(cell, step.ctx), &mut collector).await;
+        record_outcome(&mut report, &outcome);
+        let crash = self.settle(&outcome.end, &leased.key, &kernel).await;
+        let facts = EndFacts {
+            lang,
+            timeout_s: cell.timeout.as_secs(),
+            cpu_ms: outcome.cpu_ms,
+            grace_s: self.inner.config.interrupt_grace.as_secs(),
+            interrupt_name: leased.backend.interrupt_name(),
+            error: collector.error.as_ref(),
+            crash,
         };
-        report.status = status;
-        report.summary = summary;
-        report.displays = std::mem::take(&mut collector.displays);
-        report.images = std::mem::take(&mut collector.images);
-        report.image_count = collector.image_count;
-        report.error = collector.error.take();
-        let finished = collector.sink.finish();
-        report.body = finished.body;
-        report.footer = finished.footer;
-        report.truncation = finished.truncation.and_then(|t| serde_json::to_value(t).ok());
-        report.spill = finished.artifact;
-        if let Some(note) = note {
-            report.notes.push(note);
-        }
-        if collector.value_cut && report.footer.is_some() {
-            // The artifact keeps the cell's text as the kernel sent it: a value the kernel cut
-            // is cut there too, so "full output" must not be read as "the whole value".
-            report.notes.push(VALUE_CUT_NOTE.to_string());
-        }
+        let ending = ending::describe(&outcome.end, &facts);
+        finish_report(&mut report, ending, collector);
         if matches!(outcome.end, CellEnd::Ok | CellEnd::Error | CellEnd::Interrupted(_)) {
-            self.inner.pool.release(lease).await;
+            self.inner.pool.release(leased.lease).await;
         }
         report
+    }
+
+    /// The cell's kernel: its backend, key and a lease from the pool (after a reset when the
+    /// cell asks for one).
+    async fn lease(&self, session: &str, cell: &Cell) -> Result<Leased, NoKernel> {
+        let Some(backend) = self.backend(cell.language) else {
+            return Err(NoKernel::Unavailable(self.no_backend_message(cell.language)));
+        };
+        let key = self.key(session, backend.as_ref()).await.map_err(NoKernel::Unavailable)?;
+        if cell.reset {
+            self.inner.pool.reset(&key).await;
+        }
+        let spawn = || backend.spawn(&key, self.env());
+        match self.inner.pool.acquire(&key, spawn).await {
+            Ok(lease) => Ok(Leased { key, lease, backend }),
+            Err(PoolError::Start(StartError::Broke { reason, .. })) => {
+                Err(NoKernel::BrokeBeforeReady(reason))
+            }
+            Err(PoolError::Start(e)) => Err(NoKernel::StartFailed(e)),
+            Err(e) => Err(NoKernel::Unavailable(e.to_string())),
+        }
+    }
+
+    /// `the JavaScript backend is not available in this build; use "py"`.
+    fn no_backend_message(&self, language: Language) -> String {
+        let others: Vec<String> =
+            self.inner.backends.iter().map(|b| format!("\"{}\"", b.language().as_str())).collect();
+        format!(
+            "the {} backend is not available in this build; use {}",
+            language.display_name(),
+            others.join(" or ")
+        )
+    }
+
+    fn cell_run<'a>(&self, cell: &'a Cell, ctx: &CallContext) -> CellRun<'a> {
+        let tools = self.inner.tools.iter().filter(|t| t.as_str() != "eval").cloned().collect();
+        CellRun {
+            code: &cell.code,
+            timeout: cell.timeout,
+            index: cell.index,
+            title: cell.title.clone(),
+            tools,
+            callback: self.inner.callback.clone(),
+            cancel: ctx.cancel.clone(),
+            interrupt_grace: self.inner.config.interrupt_grace,
+        }
+    }
+
+    /// Tells the pool what the cell's end means for its kernel; for a crash, returns what
+    /// the words about it need.
+    async fn settle(&self, end: &CellEnd, key: &KernelKey, kernel: &Kernel) -> Option<Crash> {
+        let pool = &self.inner.pool;
+        match end {
+            CellEnd::Killed(stop) => pool.record_timeout_kill(key, *stop == Stop::Cancel).await,
+            CellEnd::Crashed(exit) => {
+                // Children the dead kernel left in its group go with it.
+                kernel.kill().await;
+                let first_death = pool.deaths(key).await == 0;
+                pool.record_death(key, ending::death_description(*exit), false).await;
+                return Some(Crash { first_death, diag: kernel.diag_tail() });
+            }
+            CellEnd::ProtocolError(why) => {
+                pool.record_death(key, format!("broke the protocol: {why}"), true).await;
+            }
+            CellEnd::Ok | CellEnd::Error | CellEnd::Interrupted(_) => {}
+        }
+        None
     }
 
     /// Shuts every kernel down.
@@ -469,99 +388,108 @@ impl EvalRunner {
         self.inner.pool.close().await;
     }
 
-    /// Doctor lines (E39).
+    /// Doctor lines (spec E39): the backends setting, each backend's executable, a failed
+    /// pre-warm, the languages this build has no backend for.
     pub fn doctor(&self) -> Vec<String> {
         let cfg = &self.inner.config;
-        let mut lines = Vec::new();
-        match cfg.backends.invalid_message() {
-            Some(msg) => lines.push(msg),
-            None => lines.push(format!(
-                "backends: {} (EXECKIT_EVAL_BACKENDS={})",
-                cfg.backends.languages().iter().map(|l| l.as_str()).collect::<Vec<_>>().join(", "),
-                std::env::var("EXECKIT_EVAL_BACKENDS").unwrap_or_else(|_| "unset".into())
-            )),
-        }
-        match self.inner.python.get() {
-            None => {
-                lines.push("python: not resolved yet (resolved on first use or pre-warm)".into())
-            }
-            Some(res) => {
-                match &res.chosen {
-                    Some(i) => {
-                        let (a, b, c) = i.version;
-                        lines.push(format!(
-                            "python: {} (Python {a}.{b}.{c}, from {}; found as {})",
-                            i.executable.display(),
-                            i.source,
-                            i.candidate.display()
-                        ));
-                        if i.candidate != i.executable
-                            && std::fs::canonicalize(&i.candidate).ok().as_ref()
-                                != Some(&i.executable)
-                        {
-                            lines.push(format!(
-                                "python: {} is a shim; kernels start {} directly",
-                                i.candidate.display(),
-                                i.executable.display()
-                            ));
-                        }
-                    }
-                    None => lines.push(res.missing_message()),
-                }
-                for (path, why) in &res.rejected {
-                    lines.push(format!("python: rejected {} ({why})", path.display()));
-                }
-            }
+        let mut lines = vec![format!(
+            "backends: {} (EXECKIT_EVAL_BACKENDS={})",
+            cfg.backends.languages().iter().map(|l| l.as_str()).collect::<Vec<_>>().join(", "),
+            cfg.backends_value.as_deref().unwrap_or("unset")
+        )];
+        for backend in &self.inner.backends {
+            lines.extend(backend.doctor());
         }
         if let Some(e) = self.inner.prewarm_error.lock().ok().and_then(|s| s.clone()) {
             lines.push(format!("pre-warm failed: {e}"));
         }
-        lines.push("javascript: not available in this build".into());
-        lines.extend(cfg.notes.iter().cloned());
+        for language in [Language::Py, Language::Js] {
+            if self.backend(language).is_none() {
+                let name = language.display_name().to_lowercase();
+                lines.push(format!("{name}: not available in this build"));
+            }
+        }
         lines
     }
+}
+
+/// A private kernel session for one call in per-call mode.
+fn private_session(session: &str) -> String {
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{session}~call{n}")
+}
+
+fn opening_report(cell: &Cell) -> CellReport {
+    let mut report = CellReport::skipped(cell.index, cell.title.clone(), cell.language);
+    report.timeout_s = cell.timeout.as_secs();
+    report.notes.extend(cell.notice.clone());
+    report
+}
+
+/// `Cell 2/3 (load) [py]`: the progress label.
+fn cell_label(cell: &Cell, n: usize) -> String {
+    match &cell.title {
+        Some(t) => format!("Cell {}/{n} ({t}) [{}]", cell.index, cell.language.as_str()),
+        None => format!("Cell {}/{n} [{}]", cell.index, cell.language.as_str()),
+    }
+}
+
+/// The kernel facts of the lease, and the announcement of a restart since the last cell.
+fn record_lease(report: &mut CellReport, lease: &Lease, lang: &str) {
+    let kernel = &lease.kernel;
+    report.kernel = KernelInfo {
+        pid: Some(kernel.pid),
+        started: lease.started,
+        start_ms: lease.started.then_some(kernel.start_ms),
+        ..KernelInfo::default()
+    };
+    if let Some(loss) = &lease.loss {
+        report.kernel.state_lost = Some(loss.reason.as_str());
+        let clause = match &lease.restored {
+            Some(r) => r.clause(),
+            None => "variables from earlier cells are lost".to_string(),
+        };
+        report.announcements.push(format!("[{lang} kernel restarted: {}; {clause}]", loss.text));
+    }
+    report.restored = lease.restored.clone();
+}
+
+fn record_outcome(report: &mut CellReport, outcome: &CellOutcome) {
+    report.duration_ms = outcome.duration.as_millis() as u64;
+    report.execution_count = outcome.execution_count;
+    report.cpu_ms = outcome.cpu_ms;
+    report.tool_calls = outcome.tool_calls.clone();
+    report.kernel.bad_frames = outcome.bad_frames;
 }
 
 /// Added when a cell's text was cut and a value in it had already been cut by the kernel.
 const VALUE_CUT_NOTE: &str = "[the artifact holds this cell's whole text as the kernel sent it; \
      the value cut above is cut there too, and the rest of it is not kept anywhere]";
 
-/// E31: a frame before `ready` is a protocol violation; the kernel is already killed.
-fn broke_before_ready(mut report: CellReport, lang: &str, reason: &str) -> CellReport {
-    report.status = Status::Crashed;
-    report.kernel.state_lost = Some(LossReason::ProtocolError.as_str());
-    report.summary = Some(format!("crashed: the {lang} kernel broke the protocol ({reason})."));
-    report.notes.push(format!(
-        "[the {lang} kernel broke the protocol ({reason}) and was killed; its variables are lost]"
-    ));
-    report
-}
-
-/// `KeyError: 'name'`, or the bare name when the exception carries no message.
-fn error_summary(ename: &str, evalue: &str) -> String {
-    let short = result::short_evalue(evalue);
-    let short = short.trim_end_matches('.');
-    if short.trim().is_empty() { ename.to_string() } else { format!("{ename}: {short}") }
-}
-
-/// `exited with code 3` / `was killed by SIGKILL`: the verb phrase after "the kernel".
-fn exit_phrase(status: execkit_process::ExitStatus) -> String {
-    match (status.code, status.signal) {
-        (_, Some(_)) => format!("was {}", describe_exit(status)),
-        (Some(_), None) => describe_exit(status),
-        (None, None) => "ended unexpectedly".to_string(),
+/// The ending's words and the collector's output into the report.
+fn finish_report(report: &mut CellReport, ending: Ending, mut collector: Collector<'_>) {
+    report.status = ending.status;
+    report.summary = ending.summary;
+    if ending.killed {
+        report.kernel.killed = true;
     }
-}
-
-fn fail(mut report: CellReport, ename: &str, msg: &str) -> CellReport {
-    report.status = Status::Error;
-    report.summary = Some(format!("failed: {}.", error_summary(ename, msg)));
-    report.body = format!("{ename}: {msg}");
-    report.error = Some(crate::collect::CellError {
-        ename: ename.to_string(),
-        evalue: msg.to_string(),
-        traceback: Vec::new(),
-    });
-    report.duration_ms = 0;
-    report
+    if let Some(reason) = ending.state_lost {
+        report.kernel.state_lost = Some(reason.as_str());
+    }
+    report.displays = std::mem::take(&mut collector.displays);
+    report.images = std::mem::take(&mut collector.images);
+    report.image_count = collector.image_count;
+    report.error = collector.error.take();
+    let finished = collector.sink.finish();
+    report.body = finished.body;
+    report.footer = finished.footer;
+    report.truncation = finished.truncation.and_then(|t| serde_json::to_value(t).ok());
+    report.spill = finished.artifact;
+    report.notes.extend(ending.note);
+    if collector.value_cut && report.footer.is_some() {
+        // The artifact keeps the cell's text as the kernel sent it: a value the kernel cut
+        // is cut there too, so "full output" must not be read as "the whole value".
+        report.notes.push(VALUE_CUT_NOTE.to_string());
+    }
 }

@@ -253,7 +253,7 @@ async fn hundred_megabytes_are_windowed_and_saved() {
     assert_eq!(trunc["total_bytes"], 100_000_001);
     let uri = trunc["artifact"].as_str().unwrap().to_string();
     assert!(text.contains(&format!("full output: {uri}")), "{}", &text[text.len() - 300..]);
-    // E23: one artifact for the call, the cell under its header (line 1), then all its bytes.
+    // One artifact for the call (spec E23), the cell under its header (line 1), then all its bytes.
     let (id, query) = execkit_output::artifact::ArtifactId::parse(&uri).unwrap();
     assert_eq!(query.as_deref(), Some("lines=2-2"));
     let meta = kit.store.meta(&id).unwrap();

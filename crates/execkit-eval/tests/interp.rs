@@ -50,10 +50,10 @@ async fn interpreter_cache_is_used_and_invalidated() {
     std::fs::create_dir_all(&work).unwrap();
     // Each runner resolves once; only the disk cache links them.
     let fresh_call = || async {
-        let kit = Kit::with(|c| {
+        let kit = Kit::build(|c, deps| {
             c.python = Some(shim.display().to_string());
             c.cache_dir = cache.clone();
-            c.cwd = work.clone();
+            deps.cwd = work.clone();
         });
         let r = kit.py("print('up')").await;
         assert_eq!(r.text(), "up");
@@ -186,5 +186,30 @@ async fn pip_installs_a_local_wheel_into_the_venv() {
         "{}",
         r.text()
     );
+    kit.runner.close().await;
+}
+
+/// The probe runs with the Toolkit's saved environment (the lookup), not with whatever the
+/// process environment holds: a variable only the lookup has reaches the probed candidate.
+#[tokio::test]
+async fn the_probe_runs_with_the_lookup_environment() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let seen = dir.path().join("seen");
+    let shim = dir.path().join("python3");
+    let script = format!(
+        "#!/bin/sh\necho \"mark=$EXECKIT_TEST_PROBE_MARK\" >> '{}'\nexec '{}' \"$@\"\n",
+        seen.display(),
+        real_python().display()
+    );
+    std::fs::write(&shim, script).unwrap();
+    std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let kit = Kit::build(|c, deps| {
+        c.python = Some(shim.display().to_string());
+        deps.lookup.set("EXECKIT_TEST_PROBE_MARK", "from-lookup");
+    });
+    let r = kit.py("print('up')").await;
+    assert_eq!(r.text(), "up");
+    assert_eq!(std::fs::read_to_string(&seen).unwrap(), "mark=from-lookup\n");
     kit.runner.close().await;
 }

@@ -78,7 +78,7 @@ async fn timeout_texts() {
     kit.runner.close().await;
 }
 
-/// T5: three cells of 100 KiB where the last fails: ≤ 52 KiB inline, the traceback visible,
+/// Three cells of 100 KiB (spec T5) where the last fails: ≤ 52 KiB inline, the traceback visible,
 /// and one artifact holding every cell under its header.
 #[tokio::test]
 async fn three_large_cells_share_the_window_and_one_artifact() {

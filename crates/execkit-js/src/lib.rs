@@ -72,7 +72,9 @@ pub fn run_kernel() -> i32 {
 }
 
 /// Sets RLIMIT_AS to `EXECKIT_EVAL_JS_MEMORY_MB` (default 2048): an allocation beyond it
-/// aborts the process, which the host reports as out of memory.
+/// aborts the process, which the host reports as out of memory. The kernel is a program of its
+/// own, so it reads the variable the host set for it from its own environment.
+#[allow(clippy::disallowed_methods)]
 fn limit_memory() {
     let mb = match std::env::var("EXECKIT_EVAL_JS_MEMORY_MB") {
         Ok(v) => match v.trim().parse::<u64>() {

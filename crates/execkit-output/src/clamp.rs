@@ -1,12 +1,10 @@
 //! Timeouts and numeric knobs, resolved in one place before anything runs (spec-output O1–O6).
 //!
-//! The knob type and its policy for bad values are `execkit_tool`'s; `Knob` and `KnobError` are
-//! re-exported here only for tool crates that still import them from this path.
+//! The knob type and its policy for bad values are `execkit_tool`'s.
 
 use execkit_protocol::ArgError;
 use execkit_protocol::args::describe_value;
-pub use execkit_tool::{Knob, KnobError};
-use execkit_tool::{Lookup, Notes};
+use execkit_tool::{Knob, KnobError, Lookup, Notes};
 use serde_json::Value;
 
 use crate::notice;

@@ -43,11 +43,10 @@ fn uid() -> u32 {
     unsafe { libc::getuid() }
 }
 
-fn base() -> PathBuf {
-    match std::env::var_os("XDG_RUNTIME_DIR") {
-        Some(dir) if !dir.is_empty() && Path::new(&dir).is_dir() => {
-            PathBuf::from(dir).join("execkit")
-        }
+/// `$XDG_RUNTIME_DIR/execkit` when that names a directory, else `/tmp/execkit-<uid>`.
+fn base(runtime_dir: Option<&Path>) -> PathBuf {
+    match runtime_dir {
+        Some(dir) if !dir.as_os_str().is_empty() && dir.is_dir() => dir.join("execkit"),
         _ => PathBuf::from(format!("/tmp/execkit-{}", uid())),
     }
 }
@@ -74,9 +73,9 @@ fn make_private_dir(dir: &Path) -> io::Result<()> {
 }
 
 /// `$TMPDIR` when it names a directory, else `/tmp`.
-fn temp_parent() -> PathBuf {
-    match std::env::var_os("TMPDIR") {
-        Some(dir) if !dir.is_empty() && Path::new(&dir).is_dir() => PathBuf::from(dir),
+fn temp_parent(temp_dir: Option<&Path>) -> PathBuf {
+    match temp_dir {
+        Some(dir) if !dir.as_os_str().is_empty() && dir.is_dir() => dir.to_path_buf(),
         _ => PathBuf::from("/tmp"),
     }
 }
@@ -121,12 +120,14 @@ fn create(base: &Path, parent: &Path) -> io::Result<(PathBuf, Option<String>)> {
 }
 
 /// Creates (or reuses) this process's run directory and sweeps stale ones.
-pub(crate) fn acquire() -> io::Result<PathBuf> {
+/// `runtime_dir` and `temp_dir` are the caller's `XDG_RUNTIME_DIR` and `TMPDIR`; the first
+/// Supervisor of the process decides where the directory is.
+pub(crate) fn acquire(runtime_dir: Option<&Path>, temp_dir: Option<&Path>) -> io::Result<PathBuf> {
     let mut state = lock(&STATE);
     let dir = match &state.dir {
         Some(dir) if dir.is_dir() => dir.clone(),
         _ => {
-            let (dir, note) = create(&base(), &temp_parent())?;
+            let (dir, note) = create(&base(runtime_dir), &temp_parent(temp_dir))?;
             state.dir = Some(dir.clone());
             state.note = note;
             dir

@@ -17,6 +17,13 @@ use crate::scrub::{ScrubRules, WITHHELD, is_credential};
 
 static SAVED: OnceLock<SavedEnvironment> = OnceLock::new();
 
+/// The one place execkit reads its process environment; everything else reads the saved copy
+/// through the Toolkit's lookup, which clippy.toml enforces for every other call site.
+#[allow(clippy::disallowed_methods)]
+fn read_process_environment() -> Vec<(OsString, OsString)> {
+    std::env::vars_os().collect()
+}
+
 /// The process environment as it was when first captured, for knob reads and for what children
 /// inherit. Captured once; later changes to the process environment do not show here.
 #[derive(Debug, Clone, Default)]
@@ -27,7 +34,7 @@ pub struct SavedEnvironment {
 impl SavedEnvironment {
     /// The saved environment, captured from the process environment on the first call.
     pub fn capture() -> &'static SavedEnvironment {
-        SAVED.get_or_init(|| SavedEnvironment { vars: std::env::vars_os().collect() })
+        SAVED.get_or_init(|| SavedEnvironment { vars: read_process_environment() })
     }
 
     /// The saved environment if one was captured.
@@ -54,7 +61,7 @@ impl SavedEnvironment {
 pub fn inherited_vars() -> Vec<(OsString, OsString)> {
     match SavedEnvironment::saved() {
         Some(saved) => saved.vars.clone(),
-        None => std::env::vars_os().collect(),
+        None => read_process_environment(),
     }
 }
 
@@ -65,7 +72,7 @@ pub fn protect_own_environment() -> Result<(), String> {
     if SAVED.get().is_some() {
         return Ok(());
     }
-    let vars: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+    let vars = read_process_environment();
     let knob = |name: &str| {
         vars.iter().find(|(k, _)| k == name).and_then(|(_, v)| v.to_str()).map(str::to_string)
     };

@@ -46,6 +46,10 @@ pub struct SupervisorConfig {
     /// `EXECKIT_PIDS_MAX`: `pids.max` of each leaf (v2 `pids` controller, else the v1 `pids`
     /// hierarchy of a hybrid host), so a fork bomb stops there.
     pub pids_max: u64,
+    /// `XDG_RUNTIME_DIR`: where the run directory goes (`<dir>/execkit/<pid>`).
+    pub runtime_dir: Option<PathBuf>,
+    /// `TMPDIR`: where a private run directory goes when the shared one cannot be used.
+    pub temp_dir: Option<PathBuf>,
 }
 
 impl Default for SupervisorConfig {
@@ -59,6 +63,8 @@ impl Default for SupervisorConfig {
             memory_max: None,
             no_pty: false,
             pids_max: crate::cgroup::PIDS_MAX,
+            runtime_dir: None,
+            temp_dir: None,
         }
     }
 }
@@ -137,7 +143,7 @@ impl Supervisor {
             cgroup_marker,
             trees: Mutex::new(Vec::new()),
         });
-        let run_dir = rundir::acquire()?;
+        let run_dir = rundir::acquire(config.runtime_dir.as_deref(), config.temp_dir.as_deref())?;
         let requests = match spawner::start(shared.clone()) {
             Ok(requests) => requests,
             Err(err) => {

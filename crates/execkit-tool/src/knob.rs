@@ -55,21 +55,17 @@ impl Notes {
 impl Knob {
     /// Reads the knob: unset → the default; out of range → clamped, with a note; not a whole
     /// number → an error naming the accepted range.
-    pub fn read(
-        &self,
-        lookup: &(impl KnobSource + ?Sized),
-        notes: &mut impl NoteSink,
-    ) -> Result<u64, KnobError> {
-        let Some(raw) = lookup.knob(self.name) else {
+    pub fn read(&self, lookup: &Lookup, notes: &mut Notes) -> Result<u64, KnobError> {
+        let Some(raw) = lookup.get(self.name) else {
             return Ok(self.default);
         };
         let text = raw.trim();
         let value: i128 =
-            text.parse().map_err(|_| KnobError::new(self.name, &raw, self.accepts()))?;
+            text.parse().map_err(|_| KnobError::new(self.name, raw, self.accepts()))?;
         let used = value.clamp(i128::from(self.min), i128::from(self.max));
         let used = u64::try_from(used).unwrap_or(self.max);
         if i128::from(used) != value {
-            notes.note(format!(
+            notes.push(format!(
                 "{}={text} is outside {}..{}; using {used}",
                 self.name, self.min, self.max
             ));
@@ -87,42 +83,6 @@ impl Knob {
 
     fn accepts(&self) -> String {
         format!("a whole number from {} to {}", self.min, self.max)
-    }
-}
-
-/// Where [`Knob::read`] finds a value: a [`Lookup`], or (for tool crates not yet converted to
-/// `Lookup`) a closure over variable names.
-pub trait KnobSource {
-    fn knob(&self, name: &str) -> Option<String>;
-}
-
-impl KnobSource for Lookup {
-    fn knob(&self, name: &str) -> Option<String> {
-        self.get(name).map(str::to_string)
-    }
-}
-
-impl<F: Fn(&str) -> Option<String> + ?Sized> KnobSource for F {
-    fn knob(&self, name: &str) -> Option<String> {
-        self(name)
-    }
-}
-
-/// Where [`Knob::read`] puts its clamp notes: [`Notes`], or (for tool crates not yet converted)
-/// a plain list of lines.
-pub trait NoteSink {
-    fn note(&mut self, line: String);
-}
-
-impl NoteSink for Notes {
-    fn note(&mut self, line: String) {
-        self.push(line);
-    }
-}
-
-impl NoteSink for Vec<String> {
-    fn note(&mut self, line: String) {
-        self.push(line);
     }
 }
 

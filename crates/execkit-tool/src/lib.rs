@@ -15,5 +15,5 @@ mod knob;
 mod lookup;
 
 pub use context::CallContext;
-pub use knob::{Knob, KnobError, KnobSource, NoteSink, Notes};
+pub use knob::{Knob, KnobError, Notes};
 pub use lookup::Lookup;

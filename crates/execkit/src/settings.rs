@@ -43,6 +43,8 @@ pub(crate) fn supervisor_config(
         memory_max: memory_max(lookup)?,
         no_pty: lookup.is_on("EXECKIT_NO_PTY"),
         pids_max: PIDS_MAX.read(lookup, notes)?,
+        runtime_dir: lookup.non_empty("XDG_RUNTIME_DIR").map(PathBuf::from),
+        temp_dir: lookup.non_empty("TMPDIR").map(PathBuf::from),
     })
 }
 

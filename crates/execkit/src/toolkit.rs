@@ -1,21 +1,19 @@
 //! The Toolkit: configuration, runners and their long-lived state, and the dispatcher.
 
 use std::collections::HashMap;
-use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use execkit_bash::{BashConfig, BashDeps, BashExtras, BashRunner};
-use execkit_eval::{EvalConfig, EvalRunner, ToolCallback};
+use execkit_eval::{EvalConfig, EvalDeps, EvalRunner, ToolCallback};
 use execkit_jobs::{JobConfig, JobTable};
 use execkit_output::artifact::ArtifactStore;
 use execkit_output::clamp::Limits;
 use execkit_process::Supervisor;
 use execkit_protocol::args::FieldHints;
 use execkit_protocol::bash::BashParams;
-use execkit_protocol::eval::EvalParams;
 use execkit_protocol::{Content, ToolResult, parse_params};
 use execkit_tool::{CallContext, Lookup, Notes};
 use serde::de::DeserializeOwned;
@@ -85,13 +83,13 @@ impl ToolkitBuilder {
         let mut bash_config =
             BashConfig::from_lookup(&lookup, &mut notes).map_err(|e| e.to_string())?;
         bash_config.one_shot = self.one_shot;
-        let eval_config = eval_config(&lookup, &cwd);
+        let eval_config =
+            EvalConfig::from_lookup(&lookup, &mut notes).map_err(|e| e.to_string())?;
         #[cfg(test)]
         let echo_config =
             echo::EchoConfig::from_lookup(&lookup, &mut notes).map_err(|e| e.to_string())?;
         let supervisor_config = supervisor_config(&limits, &lookup, self.subreaper, &mut notes)
             .map_err(|e| e.to_string())?;
-        let tool_notes = eval_config.notes.clone();
         let supervisor = Supervisor::start(supervisor_config)
             .map_err(|e| format!("failed to start the process supervisor: {e}"))?;
         let artifacts = artifact_store(&lookup, &limits);
@@ -110,7 +108,7 @@ impl ToolkitBuilder {
             #[cfg(test)]
             echo_config,
         };
-        Ok(parts.start(bash_config, eval_config, notes, tool_notes))
+        Ok(parts.start(bash_config, eval_config, notes))
     }
 }
 
@@ -128,27 +126,6 @@ fn base_cwd(cwd: Option<PathBuf>) -> Result<PathBuf, String> {
     Ok(cwd)
 }
 
-/// The variables of the lookup that are text, as the tools' older configuration takes them.
-fn text_vars(lookup: &Lookup) -> HashMap<String, String> {
-    lookup
-        .vars()
-        .filter_map(|(k, v)| Some((k.to_str()?.to_string(), v.to_str()?.to_string())))
-        .collect()
-}
-
-fn eval_config(lookup: &Lookup, cwd: &std::path::Path) -> EvalConfig {
-    let mut eval_config = EvalConfig::from_lookup(cwd.to_path_buf(), &lookup.as_fn());
-    eval_config.base_env = Some(
-        text_vars(lookup)
-            .into_iter()
-            .map(|(k, v)| (k.into(), v.into()))
-            .collect::<Vec<(OsString, OsString)>>(),
-    );
-    eval_config.tools =
-        Tool::ALL.iter().filter(|t| **t != Tool::Eval).map(|t| t.name().to_string()).collect();
-    eval_config
-}
-
 /// What the Toolkit has started before its tool runners exist.
 struct Parts {
     lookup: Lookup,
@@ -164,13 +141,7 @@ struct Parts {
 
 impl Parts {
     /// Starts the tool runners over the shared parts.
-    fn start(
-        self,
-        bash_config: BashConfig,
-        eval_config: EvalConfig,
-        notes: Notes,
-        tool_notes: Vec<String>,
-    ) -> Toolkit {
+    fn start(self, bash_config: BashConfig, eval_config: EvalConfig, notes: Notes) -> Toolkit {
         let bash = BashRunner::new(
             bash_config,
             BashDeps {
@@ -182,15 +153,22 @@ impl Parts {
                 jobs: self.jobs.clone(),
             },
         );
-        let mut first_result_notes = notes.clone();
-        tool_notes.into_iter().for_each(|line| first_result_notes.push(line));
         let inner = Arc::new_cyclic(|weak: &Weak<Inner>| {
             let eval = EvalRunner::new(
-                self.supervisor.clone(),
-                self.artifacts.clone(),
-                self.limits.clone(),
                 eval_config,
-                Some(tool_callback(weak.clone())),
+                EvalDeps {
+                    supervisor: self.supervisor.clone(),
+                    artifacts: self.artifacts.clone(),
+                    limits: self.limits.clone(),
+                    lookup: self.lookup.clone(),
+                    cwd: self.cwd.clone(),
+                    tools: Tool::ALL
+                        .iter()
+                        .filter(|t| **t != Tool::Eval)
+                        .map(|t| t.name().to_string())
+                        .collect(),
+                    tool_callback: Some(tool_callback(weak.clone())),
+                },
             );
             Inner {
                 #[cfg(test)]
@@ -201,7 +179,6 @@ impl Parts {
                 cwd: self.cwd,
                 limits: self.limits,
                 notes,
-                first_result_notes,
                 notes_shown: AtomicBool::new(false),
                 supervisor: self.supervisor,
                 artifacts: self.artifacts,
@@ -244,10 +221,9 @@ fn tool_callback(toolkit: Weak<Inner>) -> ToolCallback {
 struct Inner {
     cwd: PathBuf,
     limits: Limits,
-    /// The Toolkit's own settings notes, shown by doctor.
+    /// Every settings note, the Toolkit's and each tool's: doctor lists them and the first
+    /// result says them once.
     notes: Notes,
-    /// Every settings note, the tools' included: the first result says them once.
-    first_result_notes: Notes,
     notes_shown: AtomicBool,
     supervisor: Supervisor,
     artifacts: Result<ArtifactStore, String>,
@@ -303,7 +279,7 @@ impl Toolkit {
         // One arm per tool, all of one shape: parse the arguments, then the guarded call.
         let mut result = match tool {
             Tool::Bash => self.run(args, ctx, async |p, ctx| bash.call(p, ctx).await).await,
-            Tool::Eval => self.run(args, ctx, async |p, ctx| eval_call(eval, p, ctx).await).await,
+            Tool::Eval => self.run(args, ctx, async |p, ctx| eval.call(p, ctx).await).await,
             Tool::Job => self.run(args, ctx, async |p, ctx| jobs.call(p, ctx).await).await,
             #[cfg(test)]
             Tool::Echo => self.run(args, ctx, async |p, ctx| echo.call(p, ctx).await).await,
@@ -362,7 +338,7 @@ impl Toolkit {
     /// Settings that were clamped or ignored, said once per Toolkit in its first result (doctor
     /// lists them too).
     fn add_settings_notice(&self, result: &mut ToolResult) {
-        let notes = &self.inner.first_result_notes;
+        let notes = &self.inner.notes;
         if notes.is_empty() || self.inner.notes_shown.swap(true, Ordering::Relaxed) {
             return;
         }
@@ -450,12 +426,4 @@ fn append_lines(result: &mut ToolResult, lines: &[String]) {
         }
         None => result.content.insert(0, Content::text(text)),
     }
-}
-
-// Adapters from the dispatcher's `(params, &CallContext)` to the bash and eval runners'
-// current entry points. They go once those runners take `call(params, &CallContext)` (and bash
-// `call_with(params, extras, &CallContext)`): the arms then call the runners directly.
-
-async fn eval_call(eval: &EvalRunner, params: EvalParams, ctx: &CallContext) -> ToolResult {
-    eval.call(params, ctx.progress.clone(), ctx.cancel.clone()).await
 }

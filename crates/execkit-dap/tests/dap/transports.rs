@@ -33,7 +33,8 @@ async fn lldb_dap_over_unix_socket() {
     let sup = supervisor();
     let dir = tempfile::tempdir().unwrap();
     let Some(program) = build_c(&sup, dir.path()).await else { return };
-    let socket = execkit_dap::socket_dir::SocketPath::new("test").unwrap();
+    let base = tempfile::tempdir().unwrap();
+    let socket = execkit_dap::socket_dir::SocketPath::new(base.path(), "test").unwrap();
     let make = |path: &std::path::Path| {
         let listen = format!("UNIX-LISTEN:{}", path.display());
         let exec = format!("EXEC:{}", lldb.display());

@@ -5,11 +5,12 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use execkit_eval::{EvalConfig, EvalRunner, ToolCallback};
+use execkit_eval::{EvalConfig, EvalDeps, EvalRunner, ToolCallback};
 use execkit_output::artifact::{ArtifactStore, StoreLimits};
 use execkit_output::clamp::Limits;
 use execkit_process::{CancellationToken, Supervisor, SupervisorConfig};
 use execkit_protocol::{ToolResult, parse_params};
+use execkit_tool::{CallContext, Lookup, Notes};
 use serde_json::{Value, json};
 
 pub struct Kit {
@@ -19,8 +20,14 @@ pub struct Kit {
     pub supervisor: Supervisor,
 }
 
+/// The test process's environment, as the binary saves it at start.
+#[allow(clippy::disallowed_methods)] // tests start from the real environment on purpose
+pub fn process_lookup() -> Lookup {
+    Lookup::from_vars(std::env::vars_os())
+}
+
 pub fn config(dir: &Path) -> EvalConfig {
-    let mut cfg = EvalConfig::from_lookup(dir.join("work"), &|k| std::env::var(k).ok());
+    let mut cfg = EvalConfig::from_lookup(&process_lookup(), &mut Notes::default()).unwrap();
     cfg.prewarm = false;
     cfg.cache_dir = dir.join("cache");
     cfg
@@ -39,20 +46,31 @@ impl Kit {
         edit: impl FnOnce(&mut EvalConfig),
         callback: Option<ToolCallback>,
     ) -> Kit {
+        Kit::build(|cfg, deps| {
+            edit(cfg);
+            deps.tool_callback = callback;
+        })
+    }
+
+    /// A kit whose config and deps the test adjusts before the runner is built.
+    pub fn build(edit: impl FnOnce(&mut EvalConfig, &mut EvalDeps)) -> Kit {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("work")).unwrap();
         let supervisor = Supervisor::start(SupervisorConfig::default()).unwrap();
         let store =
             ArtifactStore::open(&dir.path().join("artifacts"), StoreLimits::default()).unwrap();
         let mut cfg = config(dir.path());
-        edit(&mut cfg);
-        let runner = EvalRunner::new(
-            supervisor.clone(),
-            Ok(store.clone()),
-            Limits::default(),
-            cfg,
-            callback,
-        );
+        let mut deps = EvalDeps {
+            supervisor: supervisor.clone(),
+            artifacts: Ok(store.clone()),
+            limits: Limits::default(),
+            lookup: process_lookup(),
+            cwd: dir.path().join("work"),
+            tools: vec!["bash".into(), "debug".into(), "job".into(), "ssh".into()],
+            tool_callback: None,
+        };
+        edit(&mut cfg, &mut deps);
+        let runner = EvalRunner::new(cfg, deps);
         Kit { runner, dir, store, supervisor }
     }
 
@@ -62,7 +80,7 @@ impl Kit {
 
     pub async fn call_cancel(&self, args: Value, cancel: CancellationToken) -> ToolResult {
         match parse_params(args) {
-            Ok(p) => self.runner.call(p, None, cancel).await,
+            Ok(p) => self.runner.call(p, &CallContext { progress: None, cancel }).await,
             Err(e) => ToolResult::error(e.to_string()),
         }
     }

@@ -1,5 +1,6 @@
-//! Checking a whole call before anything runs (E1–E4): cells, sizes, languages, session,
-//! timeouts. Every failure is one line naming the cell and field, with the way out.
+//! Raw eval params to a resolved request, checked whole before anything runs (spec E1–E4):
+//! cells, sizes, languages, session, timeouts. Every failure is one line naming the cell and
+//! field, with the way out.
 
 use std::time::Duration;
 
@@ -22,7 +23,7 @@ pub struct Cell {
     pub code: String,
     pub title: Option<String>,
     pub timeout: Duration,
-    /// The O4 clamp notice, added to the cell text.
+    /// The notice that the cell's timeout was clamped into range (spec O4), added to its text.
     pub notice: Option<String>,
     pub reset: bool,
 }
@@ -39,15 +40,19 @@ fn session_ok(s: &str) -> bool {
         && s.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
 }
 
-/// Resolves raw params into a [`Call`], or the one-line error.
-pub fn resolve(
-    p: EvalParams,
-    backends: &Backends,
-    max_timeout: Option<u64>,
-) -> Result<Call, String> {
-    if let Some(msg) = backends.invalid_message() {
-        return Err(msg);
-    }
+/// What the request is checked against besides its own fields.
+#[derive(Debug, Clone, Copy)]
+pub struct Allowed<'a> {
+    pub backends: &'a Backends,
+    /// `EXECKIT_EVAL_BACKENDS` as written, for the message naming it.
+    pub backends_value: Option<&'a str>,
+    /// The Toolkit's cap on any timeout, in seconds.
+    pub max_timeout: Option<u64>,
+}
+
+/// Resolves raw params into a [`Call`], or the one-line error naming the field.
+pub fn resolve(p: EvalParams, allowed: Allowed<'_>) -> Result<Call, String> {
+    let Allowed { backends, backends_value, max_timeout } = allowed;
     let session = p.session.clone().unwrap_or_else(|| "default".to_string());
     if !session_ok(&session) {
         return Err("session: must match ^[A-Za-z0-9._-]{1,64}$".into());
@@ -90,7 +95,7 @@ pub fn resolve(
                 Language::Py => ("js", "Python"),
                 Language::Js => ("py", "JavaScript"),
             };
-            let value = std::env::var("EXECKIT_EVAL_BACKENDS").unwrap_or_default();
+            let value = backends_value.unwrap_or_default();
             return Err(format!(
                 "cells[{i}].language: \"{}\" is disabled (EXECKIT_EVAL_BACKENDS={value}); use \"{other}\" or enable {which}",
                 c.language.as_str()
@@ -119,7 +124,7 @@ mod tests {
 
     fn run(v: serde_json::Value) -> Result<Call, String> {
         let p: EvalParams = execkit_protocol::parse_params(v).map_err(|e| e.to_string())?;
-        resolve(p, &Backends::Both, None)
+        resolve(p, Allowed { backends: &Backends::Both, backends_value: None, max_timeout: None })
     }
 
     #[test]
@@ -148,9 +153,12 @@ mod tests {
             execkit_protocol::parse_params(json!({"cells": [{"language": "py", "code": "1"}]}))
                 .unwrap();
         assert!(
-            resolve(p, &Backends::JsOnly, None)
-                .unwrap_err()
-                .starts_with("cells[0].language: \"py\" is disabled")
+            resolve(
+                p,
+                Allowed { backends: &Backends::JsOnly, backends_value: None, max_timeout: None }
+            )
+            .unwrap_err()
+            .starts_with("cells[0].language: \"py\" is disabled")
         );
     }
 

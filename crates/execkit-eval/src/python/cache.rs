@@ -13,7 +13,7 @@ use std::time::UNIX_EPOCH;
 
 use serde::{Deserialize, Serialize};
 
-use crate::python::Interpreter;
+use crate::python::interpreter::Interpreter;
 
 /// File name inside the cache directory.
 pub const FILE: &str = "interpreters.json";
