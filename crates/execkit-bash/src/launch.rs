@@ -5,12 +5,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use execkit_output::fsutil::write_private;
 use execkit_output::sink::OutputSink;
 use execkit_process::env::EnvBuilder;
 use execkit_process::run::{RunLimits, RunOutcome};
-use execkit_process::{
-    CancellationToken, Child, PtyHandle, PtySize, SpawnSpec, StdinMode, write_private,
-};
+use execkit_process::{CancellationToken, Child, PtyHandle, PtySize, SpawnSpec, StdinMode};
 use execkit_protocol::ToolResult;
 use execkit_runkit::LingeringAction;
 

@@ -176,7 +176,7 @@ async fn prepare_replay(
     let path = supervisor.run_dir().join(format!("snapshot-{n}.sh"));
     let mut text = b"shopt -s expand_aliases\n".to_vec();
     text.extend_from_slice(part);
-    execkit_process::write_private(&path, &text)
+    execkit_output::fsutil::write_private(&path, &text)
         .map_err(|e| format!("cannot write the snapshot: {e}"))?;
     let sourced = format!(". {}", crate::normalize::shell_quote(&path.to_string_lossy()));
     let with = time_bash(supervisor, bash, &sourced, vars, own).await;

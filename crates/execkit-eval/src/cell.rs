@@ -179,7 +179,7 @@ impl<'k, 'r> CellLoop<'k, 'r> {
             got_error: false,
             tools: JoinSet::new(),
             pending: HashMap::new(),
-            cpu_before: crate::kernel::cpu_ms(kernel.pid),
+            cpu_before: execkit_process::procfs::cpu_time_with_children_ms(kernel.pid),
         }
     }
 
@@ -195,7 +195,10 @@ impl<'k, 'r> CellLoop<'k, 'r> {
 
     /// The kernel's CPU time since the cell began, where the platform reports it.
     fn cpu_since_start(&self) -> Option<u64> {
-        let (before, after) = (self.cpu_before?, crate::kernel::cpu_ms(self.kernel.pid)?);
+        let (before, after) = (
+            self.cpu_before?,
+            execkit_process::procfs::cpu_time_with_children_ms(self.kernel.pid)?,
+        );
         Some(after.saturating_sub(before))
     }
 

@@ -278,20 +278,6 @@ impl Kernel {
     }
 }
 
-/// CPU time (user + system, including waited-for children) of `pid` in milliseconds, where
-/// the platform reports it (`/proc`).
-pub fn cpu_ms(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Fields after the command's closing parenthesis; utime is field 14 overall.
-    let rest = stat.rsplit_once(") ")?.1;
-    let fields: Vec<u64> =
-        rest.split(' ').skip(11).take(4).filter_map(|f| f.parse().ok()).collect();
-    // SAFETY: sysconf only reads a system constant.
-    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    let ticks = if ticks > 0 { ticks as u64 } else { 100 };
-    (fields.len() == 4).then(|| fields.iter().sum::<u64>() * 1000 / ticks)
-}
-
 /// `exited with code 3` / `killed by SIGSEGV`.
 pub fn describe_exit(status: ExitStatus) -> String {
     match (status.code, status.signal) {

@@ -28,7 +28,6 @@ mod confine;
 pub mod env;
 mod environ_block;
 mod pids_v1;
-mod private_file;
 pub mod procfs;
 mod pty;
 pub mod run;
@@ -45,7 +44,6 @@ mod vfork;
 mod watchdog;
 
 pub use confine::Confinement;
-pub use private_file::write_private;
 pub use pty::{PtyHandle, PtySize, PtyUnavailable, TermMode};
 pub use search_path::find_on_path;
 pub use spawn::{

@@ -140,6 +140,21 @@ pub fn cpu_time_ms(pid: u32) -> Option<u64> {
     Some(ticks.saturating_mul(1000) / per_second)
 }
 
+/// The CPU time `pid` and the children it has waited for have used so far (fields 14 to 17 of
+/// `/proc/<pid>/stat`: user, system, children's user, children's system), in milliseconds.
+/// A kernel that runs a subprocess for a cell counts that subprocess's time here.
+pub fn cpu_time_with_children_ms(pid: u32) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest: Vec<&str> = text.get(text.rfind(')')? + 1..)?.split_whitespace().collect();
+    // rest[0] is field 3, so fields 14 to 17 are rest[11] to rest[14].
+    let ticks: u64 =
+        rest.get(11..15)?.iter().map(|f| f.parse::<u64>().ok()).sum::<Option<u64>>()?;
+    // SAFETY: sysconf only reads a configuration value.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    let per_second = u64::try_from(per_second).ok().filter(|t| *t > 0)?;
+    Some(ticks.saturating_mul(1000) / per_second)
+}
+
 /// Bytes read and written through syscalls so far (`rchar`, `wchar` of `/proc/<pid>/io`).
 pub fn io_chars(pid: u32) -> Option<(u64, u64)> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/io")).ok()?;

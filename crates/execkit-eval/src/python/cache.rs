@@ -11,6 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
+use execkit_output::fsutil::write_private;
 use serde::{Deserialize, Serialize};
 
 use crate::python::interpreter::Interpreter;
@@ -149,24 +150,12 @@ impl InterpCache {
     }
 
     fn write(&self) -> std::io::Result<()> {
-        use std::io::Write;
-        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+        use std::os::unix::fs::DirBuilderExt;
         let Some(dir) = self.path.parent() else { return Ok(()) };
         std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
-        // Unique per writer, so runners in one process never share a temporary file.
-        static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let tmp = dir.join(format!(".{FILE}.{}.{n}", std::process::id()));
         let body = serde_json::to_vec_pretty(&CacheFile { entries: self.entries.clone() })
             .map_err(std::io::Error::other)?;
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        file.write_all(&body)?;
-        std::fs::rename(&tmp, &self.path)
+        write_private(&self.path, &body)
     }
 }
 

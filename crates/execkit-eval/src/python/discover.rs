@@ -57,19 +57,12 @@ pub fn candidates(
         }
     }
     for name in ["python3", "python"] {
-        if let Some(found) = find_on_path(name, lookup("PATH").as_deref()) {
+        let path_var = lookup("PATH").unwrap_or_default();
+        if let Some(found) = execkit_process::find_on_path(&path_var, name) {
             out.push((found, "PATH".to_string()));
         }
     }
     out
-}
-
-/// The first executable `name` on `path`.
-pub fn find_on_path(name: &str, path: Option<&str>) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    std::env::split_paths(path?).map(|dir| dir.join(name)).find(|p| {
-        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    })
 }
 
 /// Probes candidates in order; the first Python ≥ 3.8 wins. Probe results come from and go

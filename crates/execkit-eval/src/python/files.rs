@@ -3,6 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+use execkit_output::fsutil::write_private;
+
 use crate::error::StartError;
 
 /// The kernel's files, embedded so the binary is self-contained (style.md §7).
@@ -20,7 +22,7 @@ pub const KERNEL_FILES: [(&str, &str); 8] = [
 /// Writes the embedded kernel files once to `<cache>/kernel-<hash>/` (mode 0600 files in a
 /// 0700 directory) and returns the runner's path.
 pub fn kernel_files(cache_dir: &Path) -> Result<PathBuf, StartError> {
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    use std::os::unix::fs::DirBuilderExt;
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for (name, text) in KERNEL_FILES {
         for b in name.bytes().chain(text.bytes()) {
@@ -39,21 +41,10 @@ pub fn kernel_files(cache_dir: &Path) -> Result<PathBuf, StartError> {
         return Ok(runner);
     }
     std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir).map_err(fail)?;
-    // Concurrent starts in one process write at the same time: each writer needs its own
-    // temporary name, or one rename takes the file away from under another.
-    static WRITERS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let writer = WRITERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    // Each write goes through its own temporary file and a rename, so concurrent starts never
+    // see a half-written kernel file.
     for (name, text) in KERNEL_FILES {
-        let tmp = dir.join(format!(".{name}.{}.{writer}", std::process::id()));
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&tmp)
-            .map_err(fail)?;
-        std::io::Write::write_all(&mut file, text.as_bytes()).map_err(fail)?;
-        std::fs::rename(&tmp, dir.join(name)).map_err(fail)?;
+        write_private(&dir.join(name), text.as_bytes()).map_err(fail)?;
     }
     Ok(runner)
 }

@@ -17,7 +17,7 @@ use crate::error::StartError;
 use crate::kernel::KernelSpawn;
 use crate::pool::KernelKey;
 
-pub use discover::{candidates, find_on_path, resolve};
+pub use discover::{candidates, resolve};
 pub use env::kernel_env;
 pub use files::{KERNEL_FILES, kernel_files};
 pub use interpreter::{Interpreter, Resolution};
