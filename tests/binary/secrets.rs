@@ -90,6 +90,18 @@ fn caller_xtrace_traces_the_command_but_not_the_prelude() {
     }
 }
 
+#[test]
+fn caller_verbose_never_shows_the_run_directory() {
+    let home = Home::new();
+    let args = json!({ "command": "cd /; echo verbose-ok", "env": { "SHELLOPTS": "verbose" } });
+    let output = home.call("bash", &args, &[]);
+    let shown = text(&output);
+    assert!(shown.contains("verbose-ok"), "the command ran:\n{shown}");
+    for internal in ["bash-cwd", "bash-prelude", "/execkit"] {
+        assert!(!shown.contains(internal), "{internal} shown:\n{shown}");
+    }
+}
+
 fn shell_quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
 }

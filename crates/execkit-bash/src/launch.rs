@@ -349,11 +349,14 @@ fn prelude_text(run_dir: &Path, replay: Option<&Path>) -> String {
         text.push_str(&format!(". {}\n", crate::normalize::shell_quote(&replay.to_string_lossy())));
     }
     text.push_str("__execkit_start_pwd=$PWD\n");
-    text.push_str(&format!(
-        "builtin trap '{{ builtin set +xv; }} 2>/dev/null; \
+    // The path lives in a variable set while tracing is off, so a caller's `verbose` option,
+    // which echoes the trap's text when it runs, never shows the run directory.
+    text.push_str(&format!("__execkit_cwd_file={dir}/bash-cwd-$$\n"));
+    text.push_str(
+        "builtin trap '{ builtin set +xv; } 2>/dev/null; \
          [ \"$PWD\" = \"$__execkit_start_pwd\" ] || builtin printf \"%s\" \"$PWD\" > \
-         {dir}/bash-cwd-$$ 2>/dev/null' EXIT\nbuiltin unset BASH_ENV\n"
-    ));
+         \"$__execkit_cwd_file\" 2>/dev/null' EXIT\nbuiltin unset BASH_ENV\n",
+    );
     text.push_str(
         "{ case $__execkit_flags in *x*) builtin set -x;; esac; case $__execkit_flags in \
          *v*) builtin set -v;; esac; builtin unset __execkit_flags; } 2>/dev/null\n",
