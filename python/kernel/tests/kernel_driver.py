@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KERNEL_DIR = os.path.dirname(HERE)
@@ -78,6 +79,18 @@ class Kernel:
         self.proc.stdout.close()
         self.events.close()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class KernelTestCase(unittest.TestCase):
+    """A test class sharing one kernel, started before its first test and closed after."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.k = Kernel()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.k.close()
 
 
 def stdout(frames):

@@ -9,7 +9,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 
 import channel  # noqa: E402
-from kernel_driver import Kernel, of_type, stdout  # noqa: E402
+from kernel_driver import KernelTestCase, of_type, stdout  # noqa: E402
 
 
 class GuardedFd(unittest.TestCase):
@@ -40,15 +40,7 @@ class GuardedFd(unittest.TestCase):
         os.close(r)
 
 
-class ClosingIdioms(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.k = Kernel()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.k.close()
-
+class ClosingIdioms(KernelTestCase):
     def test_closerange_then_output_and_next_cells(self):
         frames = self.k.run("import os\nos.closerange(3, 1024)\nprint('after')")
         self.assertEqual(stdout(frames), "after\n")

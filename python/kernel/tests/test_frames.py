@@ -7,18 +7,10 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from kernel_driver import Kernel, of_type  # noqa: E402
+from kernel_driver import KernelTestCase, of_type  # noqa: E402
 
 
-class FrameText(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.k = Kernel()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.k.close()
-
+class FrameText(KernelTestCase):
     def test_non_finite_floats_are_replaced_in_the_value_not_the_text(self):
         frames = self.k.run(
             "display({'application/json': {'a': float('nan'), 'b': [float('-inf')]},"

@@ -13,7 +13,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 
 import magics  # noqa: E402
-from kernel_driver import Kernel, of_type, stderr, stdout  # noqa: E402
+from kernel_driver import Kernel, KernelTestCase, of_type, stderr, stdout  # noqa: E402
 
 
 class ScannerTests(unittest.TestCase):
@@ -49,15 +49,7 @@ class ScannerTests(unittest.TestCase):
         self.same("x = 1 + \\\n%d")
 
 
-class KernelTests(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.k = Kernel()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.k.close()
-
+class KernelTests(KernelTestCase):
     def test_ready_frame(self):
         ready = self.k.ready
         self.assertEqual(ready["type"], "ready")

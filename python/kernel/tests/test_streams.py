@@ -7,7 +7,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from kernel_driver import Kernel, of_type  # noqa: E402
+from kernel_driver import KernelTestCase, of_type  # noqa: E402
 
 
 def streams(frames):
@@ -19,15 +19,7 @@ def streams(frames):
     return out
 
 
-class StreamOrder(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.k = Kernel()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.k.close()
-
+class StreamOrder(KernelTestCase):
     def test_print_to_both_streams_keeps_lines_whole_and_in_order(self):
         frames = self.k.run("import sys\nfor i in range(3):\n    print('out', i)\n"
                             "    print('err', i, file=sys.stderr)")

@@ -7,18 +7,10 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from kernel_driver import Kernel, of_type, stdout  # noqa: E402
+from kernel_driver import KernelTestCase, of_type, stdout  # noqa: E402
 
 
-class Tracebacks(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.k = Kernel()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.k.close()
-
+class Tracebacks(KernelTestCase):
     def error(self, code):
         errors = of_type(self.k.run(code), "error")
         self.assertEqual(len(errors), 1, code)
