@@ -2,20 +2,10 @@
 //! filled (issue 7): reads say which lines were not kept and every `next:` link goes forward.
 //! Needs the binary: `cargo build -p execkit-cli`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-/// The `execkit` binary beside this test binary's directory, or `CARGO_BIN_EXE_execkit`.
-fn execkit_bin() -> PathBuf {
-    if let Some(path) = std::env::var_os("CARGO_BIN_EXE_execkit") {
-        return PathBuf::from(path);
-    }
-    let exe = std::env::current_exe().expect("the test binary has a path");
-    let profile = exe.parent().and_then(Path::parent).expect("target/<profile>/deps");
-    let bin = profile.join("execkit");
-    assert!(bin.is_file(), "build the binary first: cargo build -p execkit-cli");
-    bin
-}
+use crate::cli::execkit_bin;
 
 fn execkit(home: &Path, args: &[&str]) -> Output {
     Command::new(execkit_bin())

@@ -5,22 +5,12 @@ mod rundir;
 mod secrets;
 mod watchdog;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use tempfile::TempDir;
+use crate::cli::execkit_bin;
 
-/// `CARGO_BIN_EXE_execkit` when set, else `target/<profile>/execkit` beside this test binary.
-fn execkit_bin() -> PathBuf {
-    if let Some(path) = std::env::var_os("CARGO_BIN_EXE_execkit") {
-        return PathBuf::from(path);
-    }
-    let exe = std::env::current_exe().expect("the test binary has a path");
-    let profile = exe.parent().and_then(Path::parent).expect("target/<profile>/deps");
-    let bin = profile.join("execkit");
-    assert!(bin.is_file(), "build the binary first: cargo build -p execkit-cli");
-    bin
-}
+use tempfile::TempDir;
 
 /// A private HOME and artifact directory; no login-shell snapshot, so calls are quick.
 struct Home {
