@@ -86,7 +86,9 @@ pub fn attach(store: &ArtifactStore, cells: &mut [CellReport], full: &[Option<St
     for ((cell, full), (a, b)) in cells.iter_mut().zip(full).zip(ranges) {
         let cell_uri = format!("{uri}?lines={a}-{b}");
         if let Some(spill) = cell.spill.take() {
-            cell.footer = cell.footer.take().map(|f| f.replace(&spill.uri(), &cell_uri));
+            if let Some(parts) = &cell.footer_parts {
+                cell.footer = parts.render(Some(&cell_uri));
+            }
             remove(store, &spill);
         }
         if let Some(text) = full {

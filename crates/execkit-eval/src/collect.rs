@@ -13,7 +13,8 @@ use serde_json::{Map, Value, json};
 
 use crate::cell::CellObserver;
 use crate::frame::StreamName;
-use crate::render::{Rendered, choose, human_bytes};
+use crate::render::{Rendered, choose};
+use execkit_output::format::measured;
 
 /// The text window of one cell and of the whole call (E21, E22).
 pub const WINDOW_BYTES: u64 = 51_200;
@@ -134,7 +135,7 @@ impl<'a> Collector<'a> {
             .filter(|info| info.mime == mime)
             .map(|info| format!(" {}x{}", info.width, info.height))
             .unwrap_or_default();
-        let head = format!("[image {n}: {mime}{dims}, {}", human_bytes(bytes.len()));
+        let head = format!("[image {n}: {mime}{dims}, {}", measured(bytes.len() as u64));
         if self.call_images.inline < MAX_IMAGES && bytes.len() <= MAX_IMAGE_BYTES {
             self.call_images.inline += 1;
             let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
@@ -194,10 +195,16 @@ impl CellObserver for Collector<'_> {
             Rendered::Other { mime, bytes } => {
                 let note = match self.save(&bytes, &mime) {
                     Ok(uri) => {
-                        format!("[display: {mime}, {} saved as {uri}]", human_bytes(bytes.len()))
+                        format!(
+                            "[display: {mime}, {} saved as {uri}]",
+                            measured(bytes.len() as u64)
+                        )
                     }
                     Err(why) => {
-                        format!("[display: {mime}, {} not saved ({why})]", human_bytes(bytes.len()))
+                        format!(
+                            "[display: {mime}, {} not saved ({why})]",
+                            measured(bytes.len() as u64)
+                        )
                     }
                 };
                 self.push_text(&note);

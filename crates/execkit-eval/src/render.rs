@@ -194,17 +194,6 @@ fn decode_entities(text: &str) -> String {
         .replace("&amp;", "&")
 }
 
-/// `23.4 KiB`, `512 B`.
-pub fn human_bytes(n: usize) -> String {
-    if n < 1024 {
-        format!("{n} B")
-    } else if n < 1024 * 1024 {
-        format!("{:.1} KiB", n as f64 / 1024.0)
-    } else {
-        format!("{:.1} MiB", n as f64 / (1024.0 * 1024.0))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,6 +1,7 @@
 //! What is known about one cell once it has ended (or was skipped), before it becomes text.
 
 use execkit_output::artifact::ArtifactId;
+use execkit_output::sink::FooterParts;
 use execkit_protocol::Content;
 use execkit_protocol::eval::Language;
 use serde_json::Value;
@@ -76,6 +77,9 @@ pub struct CellReport {
     pub body: String,
     /// The sink's footer (`[Showing lines …; full output: …]`), shown under the body.
     pub footer: Option<String>,
+    /// What the footer is made of, so the call's artifact can be named in it instead of the
+    /// sink's own.
+    pub footer_parts: Option<FooterParts>,
     /// Timeout, crash and clamp notes, shown last.
     pub notes: Vec<String>,
     pub truncation: Option<Value>,
@@ -106,6 +110,7 @@ impl CellReport {
             announcements: Vec::new(),
             body: String::new(),
             footer: None,
+            footer_parts: None,
             notes: Vec::new(),
             truncation: None,
             spill: None,

@@ -484,6 +484,7 @@ fn finish_report(report: &mut CellReport, ending: Ending, mut collector: Collect
     let finished = collector.sink.finish();
     report.body = finished.body;
     report.footer = finished.footer;
+    report.footer_parts = Some(finished.footer_parts);
     report.truncation = finished.truncation.and_then(|t| serde_json::to_value(t).ok());
     report.spill = finished.artifact;
     report.notes.extend(ending.note);

@@ -1,5 +1,6 @@
-//! The size formatters: [`size`] for configured sizes (O22: `70 KiB`, `100 MiB`, `1.5 GiB`)
-//! and [`kib`] for a measured payload shown with one decimal (`23.4 KiB`).
+//! The size formatters, all of execkit's: [`size`] for configured sizes (O22: `70 KiB`,
+//! `100 MiB`, `1.5 GiB`), [`kib`] for a measured payload in KiB with one decimal (`23.4 KiB`),
+//! and [`measured`] for a measured payload in the unit that fits (`512 B`, `1.5 MiB`).
 
 const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
 
@@ -31,9 +32,28 @@ pub fn kib(bytes: u64) -> String {
     format!("{:.1} KiB", bytes as f64 / 1024.0)
 }
 
+/// A measured size in the unit that fits, one decimal from KiB up: `512 B`, `23.4 KiB`,
+/// `1.5 MiB`.
+pub fn measured(bytes: u64) -> String {
+    if bytes < 1024 {
+        format!("{bytes} B")
+    } else if bytes < 1024 * 1024 {
+        kib(bytes)
+    } else {
+        format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{kib, size};
+    use super::{kib, measured, size};
+
+    #[test]
+    fn measured_picks_the_unit() {
+        assert_eq!(measured(512), "512 B");
+        assert_eq!(measured(23_962), "23.4 KiB");
+        assert_eq!(measured(3 << 19), "1.5 MiB");
+    }
 
     #[test]
     fn kib_has_one_decimal() {

@@ -117,6 +117,16 @@ pub struct TruncationReport {
     pub artifact: Option<String>,
 }
 
+/// The parts of a sink's footer: what was omitted, cut or overwritten, and where the full
+/// output is (or why it was not saved).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct FooterParts {
+    lead: Vec<String>,
+    names_artifact: bool,
+    outcome: Option<crate::artifact::WriteOutcome>,
+    reason: String,
+}
+
 /// What a finished sink hands the tool.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SinkSummary {
@@ -126,6 +136,9 @@ pub struct SinkSummary {
     /// The footer line saying what is not shown and where it is (O21), when something was
     /// omitted or cut (or an artifact failed).
     pub footer: Option<String>,
+    /// What `footer` is made of, for a tool that moves the stream into an artifact of its own
+    /// and must name that one instead (`footer_parts.render(Some(uri))`).
+    pub footer_parts: FooterParts,
     pub binary: bool,
     pub totals: SinkTotals,
     pub truncation: Option<TruncationReport>,

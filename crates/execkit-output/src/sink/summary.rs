@@ -3,7 +3,7 @@
 use crate::artifact::WriteOutcome;
 use crate::notice;
 
-use super::{OutputSink, SinkSummary, SinkTotals, TruncationReport};
+use super::{FooterParts, OutputSink, SinkSummary, SinkTotals, TruncationReport};
 
 pub(super) fn text(sink: OutputSink) -> SinkSummary {
     let OutputSink { config, window, spiller, raw_bytes, sanitizer, .. } = sink;
@@ -67,25 +67,40 @@ pub(super) fn text(sink: OutputSink) -> SinkSummary {
     if overwrote {
         parts.push(notice::overwritten_part(totals.overwritten_bytes));
     }
-    if lossy || artifact_failed || overwrote {
-        parts.push(artifact_part(outcome.as_ref(), &reason));
-    }
-    let footer = (!parts.is_empty()).then(|| notice::footer(&parts));
     let artifact = outcome.as_ref().map(|o| o.id.clone());
+    let footer_parts = FooterParts {
+        lead: parts,
+        names_artifact: lossy || artifact_failed || overwrote,
+        outcome,
+        reason,
+    };
+    let footer = footer_parts.render(None);
     let truncation = lossy.then(|| TruncationReport {
         totals: totals.clone(),
         shown_ranges,
         byte_limited,
         artifact: artifact.as_ref().map(|id| id.uri()),
     });
-    SinkSummary { body, footer, binary: false, totals, truncation, artifact }
+    SinkSummary { body, footer, footer_parts, binary: false, totals, truncation, artifact }
 }
 
-fn artifact_part(outcome: Option<&WriteOutcome>, reason: &str) -> String {
+impl FooterParts {
+    /// The footer, naming `uri` (when given) as the place of the full output instead of the
+    /// sink's own artifact; `None` when nothing needs a footer.
+    pub fn render(&self, uri: Option<&str>) -> Option<String> {
+        let mut parts = self.lead.clone();
+        if self.names_artifact {
+            parts.push(artifact_part(self.outcome.as_ref(), &self.reason, uri));
+        }
+        (!parts.is_empty()).then(|| notice::footer(&parts))
+    }
+}
+
+fn artifact_part(outcome: Option<&WriteOutcome>, reason: &str, uri: Option<&str>) -> String {
     match outcome {
         None => notice::full_output_not_saved(reason),
         Some(o) => {
-            let uri = o.id.uri();
+            let uri = uri.map_or_else(|| o.id.uri(), str::to_string);
             match (&o.error, &o.gap) {
                 (Some((error, at)), _) => notice::full_output_incomplete(error, *at, &uri),
                 (None, Some(gap)) => {
@@ -113,13 +128,15 @@ pub(super) fn binary(sink: OutputSink) -> SinkSummary {
     let uri = outcome.as_ref().map(|o| o.id.uri());
     let body =
         notice::binary_output(raw_bytes, uri.as_deref(), uri.is_none().then_some(reason.as_str()));
-    let footer = outcome
-        .as_ref()
-        .filter(|o| o.error.is_some())
-        .map(|o| notice::footer(&[artifact_part(Some(o), "")]));
+    // The body names the artifact; the footer speaks only of a write that failed.
+    let names_artifact = outcome.as_ref().is_some_and(|o| o.error.is_some());
+    let artifact = outcome.as_ref().map(|o| o.id.clone());
+    let footer_parts = FooterParts { lead: Vec::new(), names_artifact, outcome, reason };
+    let footer = footer_parts.render(None);
     SinkSummary {
         body,
         footer,
+        footer_parts,
         binary: true,
         truncation: Some(TruncationReport {
             totals: totals.clone(),
@@ -128,6 +145,6 @@ pub(super) fn binary(sink: OutputSink) -> SinkSummary {
             artifact: uri,
         }),
         totals,
-        artifact: outcome.map(|o| o.id),
+        artifact,
     }
 }
