@@ -7,14 +7,15 @@ use std::time::Duration;
 use base64::Engine;
 use execkit_output::artifact::ArtifactStore;
 use execkit_output::clamp::Limits;
+use execkit_output::format::measured;
 use execkit_output::sink::{OutputSink, SinkConfig, Spill};
 use execkit_protocol::{Content, Progress};
+use execkit_tool::ProgressThrottle;
 use serde_json::{Map, Value, json};
 
 use crate::cell::CellObserver;
 use crate::frame::StreamName;
 use crate::render::{Rendered, choose};
-use execkit_output::format::measured;
 
 /// The text window of one cell and of the whole call (E21, E22).
 pub const WINDOW_BYTES: u64 = 51_200;
@@ -69,6 +70,7 @@ pub struct Collector<'a> {
     store: Option<ArtifactStore>,
     call_images: &'a mut CallImages,
     progress: Option<ProgressFn>,
+    throttle: ProgressThrottle,
     label: String,
     deadline_ms: f64,
 }
@@ -100,6 +102,7 @@ impl<'a> Collector<'a> {
             store: artifacts.as_ref().ok().cloned(),
             call_images,
             progress,
+            throttle: ProgressThrottle::default(),
             label,
             deadline_ms,
         }
@@ -228,6 +231,10 @@ impl CellObserver for Collector<'_> {
 
     fn tick(&mut self, elapsed: Duration) {
         let Some(progress) = &self.progress else { return };
+        if !self.throttle.due(self.sink.total_bytes()) {
+            return;
+        }
+        self.throttle.sent(self.sink.total_bytes());
         let snapshot = self.sink.snapshot();
         let mut cut = snapshot.len().saturating_sub(PROGRESS_TAIL);
         while !snapshot.is_char_boundary(cut) {

@@ -1,15 +1,11 @@
 //! The run observer: feeds the sink, sends throttled progress, and drives a tool's watcher.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use execkit_output::sink::OutputSink;
 use execkit_process::run::RunObserver;
 use execkit_protocol::{Progress, ProgressFn};
-
-/// Events go out at most this often, and only when the output grew.
-const MIN_INTERVAL: Duration = Duration::from_millis(100);
-/// A heartbeat after this much silence, so a client knows the call is alive.
-const HEARTBEAT: Duration = Duration::from_secs(5);
+use execkit_tool::ProgressThrottle;
 
 /// What a tool plugs into a run: told about output, and ticked every 100 ms with the sink.
 pub trait Watcher: Send {
@@ -28,8 +24,7 @@ pub struct Observer<W> {
     progress: Option<ProgressFn>,
     started: Instant,
     deadline_ms: Option<u64>,
-    last_sent: Instant,
-    sent_bytes: u64,
+    throttle: ProgressThrottle,
 }
 
 impl<W: Watcher> Observer<W> {
@@ -42,8 +37,7 @@ impl<W: Watcher> Observer<W> {
             progress,
             started: now,
             deadline_ms: timeout_s.map(|s| s * 1000),
-            last_sent: now,
-            sent_bytes: 0,
+            throttle: ProgressThrottle::default(),
         }
     }
 
@@ -67,17 +61,14 @@ impl<W: Watcher> Observer<W> {
             total_lines: lines,
             tail,
         });
-        self.last_sent = Instant::now();
-        self.sent_bytes = self.sink.total_bytes();
+        self.throttle.sent(self.sink.total_bytes());
     }
 
     fn maybe_send(&mut self) {
         if self.progress.is_none() {
             return;
         }
-        let since = self.last_sent.elapsed();
-        let grew = self.sink.total_bytes() != self.sent_bytes;
-        if (grew && since >= MIN_INTERVAL) || since >= HEARTBEAT {
+        if self.throttle.due(self.sink.total_bytes()) {
             self.send();
         }
     }

@@ -13,7 +13,9 @@
 mod context;
 mod knob;
 mod lookup;
+mod throttle;
 
 pub use context::CallContext;
 pub use knob::{Knob, KnobError, Notes};
 pub use lookup::Lookup;
+pub use throttle::ProgressThrottle;
