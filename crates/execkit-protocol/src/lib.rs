@@ -12,6 +12,7 @@ pub mod eval;
 pub mod job;
 pub mod progress;
 pub mod result;
+pub mod ssh;
 
 pub use args::{ArgError, parse_params};
 pub use progress::{Progress, ProgressFn};

@@ -1,12 +1,30 @@
 //! Collecting a command's output: stdout and stderr in arrival order, bounded, with the pid
 //! marker line removed (spec-ssh S30).
+//!
+//! Bytes are kept in memory (probes, ssh's own messages), or streamed into the call's
+//! [`Observer`]: its OutputSink, artifact and progress events. A streamed collector still
+//! keeps the first few KiB, because ssh's own error lines (a refused session, a dead socket)
+//! come before any command output and decide a retry.
 
+use execkit_output::sink::OutputSink;
 use execkit_process::run::RunObserver;
+use execkit_runkit::Observer;
 
 use crate::wrap::{PID_MARKER, parse_pid_marker};
 
 /// A pid marker is short; a first stderr line longer than this is ordinary output.
 const MARKER_MAX: usize = 40;
+/// What a streamed collector keeps in memory: enough for ssh's own error lines.
+const STREAMED_KEPT: usize = 4096;
+
+/// Makes a fresh sink when an attempt is retried (its output must not show).
+pub type SinkFactory = Box<dyn FnMut() -> OutputSink + Send>;
+
+/// Where a streamed collector sends what it keeps.
+struct Stream {
+    observer: Observer<()>,
+    fresh_sink: SinkFactory,
+}
 
 /// Output bytes kept, exact totals, and the remote pid once its marker line has been seen.
 #[derive(Debug)]
@@ -20,7 +38,14 @@ pub struct Collector {
     /// the start of the marker; scanning ends once the marker is found.
     merged_line: Option<Vec<u8>>,
     scan_merged: bool,
+    stream: Option<Stream>,
     pub pid: Option<u32>,
+}
+
+impl std::fmt::Debug for Stream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stream").finish_non_exhaustive()
+    }
 }
 
 impl Collector {
@@ -33,8 +58,36 @@ impl Collector {
             head: expect_marker.then(Vec::new),
             merged_line: None,
             scan_merged: expect_marker,
+            stream: None,
             pid: None,
         }
+    }
+
+    /// A collector that streams into `observer`; `fresh_sink` replaces its sink when an
+    /// attempt that ran nothing is retried.
+    pub fn streaming(observer: Observer<()>, fresh_sink: SinkFactory) -> Collector {
+        let mut collector = Collector::new(STREAMED_KEPT, false);
+        collector.stream = Some(Stream { observer, fresh_sink });
+        collector
+    }
+
+    /// Whether the wrapped command prints its pid first (known once the shell is).
+    pub fn expect_marker(&mut self, expect: bool) {
+        self.head = expect.then(Vec::new);
+        self.scan_merged = expect;
+    }
+
+    /// Lets the observer send a progress heartbeat while the command is silent.
+    pub fn heartbeat(&mut self) {
+        if let Some(stream) = &mut self.stream {
+            stream.observer.tick();
+        }
+    }
+
+    /// The observer of a streamed collector, after what was held back has been flushed.
+    pub fn into_observer(mut self) -> Option<Observer<()>> {
+        self.flush_held();
+        self.stream.take().map(|s| s.observer)
     }
 
     /// stdout and stderr interleaved by ssh. ssh writes each stream as its data arrives, so
@@ -123,20 +176,39 @@ impl Collector {
     pub fn clear(&mut self) {
         self.kept.clear();
         self.total = 0;
+        if let Some(stream) = &mut self.stream {
+            stream.observer.sink = (stream.fresh_sink)();
+        }
     }
 
     fn keep(&mut self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
         self.total += bytes.len() as u64;
         let room = self.cap.saturating_sub(self.kept.len());
         self.kept.extend_from_slice(&bytes[..bytes.len().min(room)]);
+        if let Some(stream) = &mut self.stream {
+            stream.observer.output(bytes);
+        }
     }
 
-    /// (kept bytes, total bytes); an unfinished first line is output, not a marker.
-    pub fn finish(mut self) -> (Vec<u8>, u64) {
+    /// An unfinished first line is output, not a marker.
+    fn flush_held(&mut self) {
         if let Some(head) = self.head.take() {
             self.keep(&head);
         }
         self.flush_merged_line();
+    }
+
+    /// Every byte the command wrote so far.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// (kept bytes, total bytes).
+    pub fn finish(mut self) -> (Vec<u8>, u64) {
+        self.flush_held();
         (self.kept, self.total)
     }
 }
@@ -151,6 +223,10 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 impl RunObserver for Collector {
     fn output(&mut self, chunk: &[u8]) {
         self.merged(chunk);
+    }
+
+    fn tick(&mut self) {
+        self.heartbeat();
     }
 }
 

@@ -4,6 +4,9 @@
 use crate::client::{SshClient, lock};
 use crate::probe;
 
+/// Why the tool is missing from the list while no host is configured.
+const NO_TOOL: &str = "the ssh tool is left out of the tool list until one is";
+
 /// Hosts listed in the description at most; the rest are counted.
 const LISTED_MAX: usize = 50;
 
@@ -23,11 +26,42 @@ impl SshClient {
     /// `- <name>: <user>@<host>:<port> — <description> (<os>/<shell>)`, one per host, with
     /// `(not probed yet)` for hosts whose OS and shell are not known yet.
     pub fn host_lines(&self) -> Vec<String> {
+        self.lines_up_to(LISTED_MAX)
+    }
+
+    /// What `execkit doctor` says about ssh besides warnings: every host (no cap), the
+    /// groups, and where master sockets go.
+    pub fn doctor_lines(&self) -> Vec<String> {
+        let config = self.config();
+        let mut lines = Vec::new();
+        if config.hosts.is_empty() {
+            lines
+                .push(format!("hosts: none configured (add them to .execkit/ssh.json); {NO_TOOL}"));
+        } else {
+            lines.push(format!("hosts: {}", config.hosts.len()));
+            lines.extend(self.lines_up_to(usize::MAX));
+        }
+        if !config.groups.is_empty() {
+            let groups: Vec<String> = config
+                .groups
+                .iter()
+                .map(|(name, members)| format!("{name} ({})", members.join(", ")))
+                .collect();
+            lines.push(format!("groups: {}", groups.join("; ")));
+        }
+        lines.push(match &self.inner.control.dir {
+            Some(dir) => format!("control directory: {}", dir.display()),
+            None => "control directory: none (connection reuse disabled)".to_string(),
+        });
+        lines
+    }
+
+    fn lines_up_to(&self, limit: usize) -> Vec<String> {
         let config = self.config();
         let mut lines: Vec<String> = config
             .hosts
             .values()
-            .take(LISTED_MAX)
+            .take(limit)
             .map(|entry| {
                 let known = match entry.shell {
                     Some(shell) => Some(probe::HostInfo::configured(shell)),
@@ -42,10 +76,10 @@ impl SshClient {
                 }
             })
             .collect();
-        if config.hosts.len() > LISTED_MAX {
+        if config.hosts.len() > limit {
             lines.push(format!(
                 "… and {} more (execkit doctor lists all)",
-                config.hosts.len() - LISTED_MAX
+                config.hosts.len() - limit
             ));
         }
         lines

@@ -36,6 +36,9 @@ pub enum SshError {
     /// The call's whole budget went before a session could start (queue, master start).
     #[error("Timed out after {secs} s before the command could start on {name}.")]
     NotStarted { name: String, secs: u64 },
+    /// The caller cancelled before the command started.
+    #[error("The call was cancelled before the command started on {name}.")]
+    Cancelled { name: String },
     /// A local failure: spawning ssh, the control directory, a mux protocol error.
     #[error("{0}")]
     Local(String),
@@ -52,6 +55,14 @@ fn unknown_host_text(name: &str, configured: &[String]) -> String {
 }
 
 impl SshError {
+    /// A budget-spent error names the call's whole timeout, whichever step ran out.
+    pub(crate) fn with_budget(self, secs: u64) -> SshError {
+        match self {
+            SshError::NotStarted { name, .. } => SshError::NotStarted { name, secs },
+            other => other,
+        }
+    }
+
     /// True when no connection was attempted, so nothing remote can have happened.
     pub fn before_connecting(&self) -> bool {
         matches!(

@@ -10,6 +10,7 @@ use crate::error::SshError;
 use crate::local::Local;
 use crate::master::Route;
 use crate::session::{self, NativeFailure, SessionEnd};
+use crate::until::Until;
 use crate::{MuxClient, wrap};
 
 /// Waits between attempts when the server refuses a session (see `Exec::execute`): about
@@ -44,19 +45,21 @@ impl Exec<'_> {
         &self,
         route: Route,
         command: &str,
-        deadline: Instant,
+        until: &Until,
         out: &mut Collector,
     ) -> Result<(SessionEnd, Route), SshError> {
         let mut pauses = REFUSED_RETRY_PAUSES.iter();
         loop {
-            match self.execute_once(route.clone(), command, deadline, out).await {
+            match self.execute_once(route.clone(), command, until, out).await {
                 Err(SshError::SessionRefused { name }) => {
-                    let pause = pauses.next().filter(|p| Instant::now() + **p < deadline);
+                    let pause = pauses.next().filter(|p| Instant::now() + **p < until.deadline);
                     let Some(pause) = pause else {
                         return Err(SshError::SessionRefused { name });
                     };
                     out.clear();
-                    tokio::time::sleep(*pause).await;
+                    if let Err(stop) = until.race(tokio::time::sleep(*pause)).await {
+                        return Ok((stop.into(), route));
+                    }
                 }
                 other => return other,
             }
@@ -70,35 +73,35 @@ impl Exec<'_> {
         &self,
         route: Route,
         command: &str,
-        deadline: Instant,
+        until: &Until,
         out: &mut Collector,
     ) -> Result<(SessionEnd, Route), SshError> {
         let name = &self.entry.name;
         let Route::Mux { socket, .. } = &route else {
             let end =
-                session::direct(self.local, self.entry, self.jump, command, deadline, out).await?;
+                session::direct(self.local, self.entry, self.jump, command, until, out).await?;
             return Ok((end, route));
         };
         if self.client.inner.options.mux == MuxClient::Process {
-            return self.process_mux(route.clone(), command, deadline, out).await;
+            return self.process_mux(route.clone(), command, until, out).await;
         }
-        match session::native(name, socket, command, deadline, out).await {
+        match session::native(name, socket, command, until, out).await {
             Ok(end) => Ok((end, route)),
             Err(NativeFailure::Fatal(err)) => Err(err),
             Err(NativeFailure::Protocol) => {
-                self.process_mux(route.clone(), command, deadline, out).await
+                self.process_mux(route.clone(), command, until, out).await
             }
             Err(NativeFailure::BeforeOpen(_)) => {
                 self.client.forget_master(self.entry).await;
-                let reached = self.client.reach(self.entry, self.jump, deadline).await?;
+                let reached = self.client.reach(self.entry, self.jump, until.deadline).await?;
                 let retry = reached.route;
                 match &retry {
                     Route::Mux { socket, .. } => {
-                        match session::native(name, socket, command, deadline, out).await {
+                        match session::native(name, socket, command, until, out).await {
                             Ok(end) => Ok((end, retry)),
                             Err(NativeFailure::Fatal(err)) => Err(err),
                             Err(NativeFailure::Protocol) => {
-                                self.process_mux(retry.clone(), command, deadline, out).await
+                                self.process_mux(retry.clone(), command, until, out).await
                             }
                             Err(NativeFailure::BeforeOpen(why)) => Err(SshError::Local(format!(
                                 "cannot open a session on the master for {name}: {why}"
@@ -106,10 +109,9 @@ impl Exec<'_> {
                         }
                     }
                     Route::Direct { .. } => {
-                        let end = session::direct(
-                            self.local, self.entry, self.jump, command, deadline, out,
-                        )
-                        .await?;
+                        let end =
+                            session::direct(self.local, self.entry, self.jump, command, until, out)
+                                .await?;
                         Ok((end, retry))
                     }
                 }
@@ -123,22 +125,22 @@ impl Exec<'_> {
         &self,
         route: Route,
         command: &str,
-        deadline: Instant,
+        until: &Until,
         out: &mut Collector,
     ) -> Result<(SessionEnd, Route), SshError> {
-        let end = self.process_mux_once(&route, command, deadline, out).await;
+        let end = self.process_mux_once(&route, command, until, out).await;
         if !matches!(end, Err(SshError::Lost { .. })) || !out.contains(b"Control socket connect(") {
             return end.map(|end| (end, route));
         }
         out.clear();
         self.client.forget_master(self.entry).await;
-        let retry = self.client.reach(self.entry, self.jump, deadline).await?.route;
+        let retry = self.client.reach(self.entry, self.jump, until.deadline).await?.route;
         if let Route::Direct { .. } = retry {
             let end =
-                session::direct(self.local, self.entry, self.jump, command, deadline, out).await?;
+                session::direct(self.local, self.entry, self.jump, command, until, out).await?;
             return Ok((end, retry));
         }
-        let end = self.process_mux_once(&retry, command, deadline, out).await?;
+        let end = self.process_mux_once(&retry, command, until, out).await?;
         Ok((end, retry))
     }
 
@@ -146,14 +148,14 @@ impl Exec<'_> {
         &self,
         route: &Route,
         command: &str,
-        deadline: Instant,
+        until: &Until,
         out: &mut Collector,
     ) -> Result<SessionEnd, SshError> {
         let Route::Mux { socket, .. } = route else {
             return Err(SshError::Local("process-mux needs a master socket".into()));
         };
         let name = &self.entry.name;
-        let end = session::process_mux(self.local, name, socket, command, deadline, out).await;
+        let end = session::process_mux(self.local, name, socket, command, until, out).await;
         let failed = matches!(end, Ok(SessionEnd::Exited(255)) | Err(SshError::Lost { .. }));
         if failed && out.contains(b"refused by peer") {
             return Err(SshError::SessionRefused { name: name.clone() });
@@ -164,8 +166,8 @@ impl Exec<'_> {
     /// Sends the kill over a second session; true when it ran.
     pub(crate) async fn kill_remote(&self, route: &Route, pid: u32) -> bool {
         let mut sink = Collector::new(4096, false);
-        let deadline = Instant::now() + KILL_BUDGET;
-        let end = self.execute(route.clone(), &wrap::kill_command(pid), deadline, &mut sink).await;
+        let until = Until::deadline(Instant::now() + KILL_BUDGET);
+        let end = self.execute(route.clone(), &wrap::kill_command(pid), &until, &mut sink).await;
         matches!(end, Ok((SessionEnd::Exited(0), _)))
     }
 }

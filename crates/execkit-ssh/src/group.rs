@@ -4,12 +4,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use execkit_process::CancellationToken;
 use indexmap::IndexSet;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use crate::checks::check_request;
 use crate::client::SshClient;
+use crate::collect::Collector;
 use crate::error::SshError;
 use crate::run::{RunEnd, RunOutcome, RunRequest};
 
@@ -18,6 +20,9 @@ pub const MAX_GROUP_HOSTS: usize = 64;
 /// `parallel` range and default.
 pub const PARALLEL_MAX: usize = 16;
 pub const PARALLEL_DEFAULT: usize = 4;
+
+/// Makes the collector of one host of a group call.
+pub type OutputFor = Arc<dyn Fn(&str) -> Collector + Send + Sync>;
 
 /// One command on hosts and groups; each host gets the full timeout.
 #[derive(Debug, Clone)]
@@ -29,6 +34,7 @@ pub struct GroupRequest {
     pub timeout: Duration,
     /// Hosts run at once, 1..=16; each host's `max_sessions` still applies.
     pub parallel: usize,
+    pub cancel: CancellationToken,
 }
 
 /// What happened on one host of a group.
@@ -50,6 +56,7 @@ impl HostResult {
                 RunEnd::Exited(code) => format!("exit {code}, {} ms", out.wall.as_millis()),
                 RunEnd::NoStatus => format!("no exit status, {} ms", out.wall.as_millis()),
                 RunEnd::TimedOut => "timed out".to_string(),
+                RunEnd::Cancelled => "cancelled".to_string(),
             },
             Err(err) if err.is_connect_failure() => "could not connect".to_string(),
             Err(_) => "failed".to_string(),
@@ -103,6 +110,27 @@ impl SshClient {
 
     /// Runs the command on every host, at most `parallel` at once; one result per host.
     pub async fn run_group(&self, request: &GroupRequest) -> Result<Vec<HostResult>, SshError> {
+        let cap = self.inner.options.max_output_bytes;
+        let ran =
+            self.run_group_into(request, Arc::new(move |_| Collector::new(cap, false))).await?;
+        Ok(ran
+            .into_iter()
+            .map(|(mut one, out)| {
+                if let Ok(outcome) = &mut one.result {
+                    outcome.output = out.finish().0;
+                }
+                one
+            })
+            .collect())
+    }
+
+    /// [`SshClient::run_group`] with each host's output going into the collector
+    /// `output_for(host)` makes (its own sink and artifact).
+    pub async fn run_group_into(
+        &self,
+        request: &GroupRequest,
+        output_for: OutputFor,
+    ) -> Result<Vec<(HostResult, Collector)>, SshError> {
         if !(1..=PARALLEL_MAX).contains(&request.parallel) {
             return Err(SshError::Argument(format!(
                 "parallel: must be 1..{PARALLEL_MAX} (got {})",
@@ -116,6 +144,7 @@ impl SshClient {
             command: request.command.clone(),
             cwd: request.cwd.clone(),
             timeout: request.timeout,
+            cancel: request.cancel.clone(),
         };
         // Argument errors are the same on every host: report them once, before fanning out.
         if let Err(err) = check_request(&config, &first)
@@ -129,25 +158,29 @@ impl SshClient {
             let client = self.clone();
             let slots = slots.clone();
             let one = RunRequest { host: host.clone(), ..first.clone() };
+            let mut out = output_for(host);
             tasks.spawn(async move {
                 let _slot = slots.acquire_owned().await;
-                (index, client.run(&one).await)
+                let result = client.run_into(&one, &mut out).await;
+                (index, result, out)
             });
         }
-        let mut results: Vec<Option<Result<RunOutcome, SshError>>> = vec![None; hosts.len()];
+        let mut done: Vec<Option<(Result<RunOutcome, SshError>, Collector)>> =
+            (0..hosts.len()).map(|_| None).collect();
         while let Some(joined) = tasks.join_next().await {
-            if let Ok((index, result)) = joined {
-                results[index] = Some(result);
+            if let Ok((index, result, out)) = joined {
+                done[index] = Some((result, out));
             }
         }
         Ok(hosts
             .into_iter()
-            .zip(results)
-            .map(|(host, result)| HostResult {
-                result: result.unwrap_or_else(|| {
-                    Err(SshError::Local(format!("the call on {host} did not finish")))
-                }),
-                host,
+            .zip(done)
+            .map(|(host, done)| {
+                let (result, out) = done.unwrap_or_else(|| {
+                    let failed = SshError::Local(format!("the call on {host} did not finish"));
+                    (Err(failed), output_for(&host))
+                });
+                (HostResult { host, result }, out)
             })
             .collect())
     }

@@ -9,7 +9,8 @@
 //! to a fresh login, and a per-host channel cap keeps the server's session limit from being
 //! reached by this client at all. Every local process starts through `execkit-process`.
 //!
-//! Output is returned as bytes for now; the tool shape (OutputSink, ToolResult) wraps it.
+//! [`tool`] is the `ssh` tool on top: params, knob, runner and result, with each host's
+//! output streamed into the shared OutputSink and its artifact.
 
 mod args;
 mod checks;
@@ -28,17 +29,22 @@ mod master;
 mod probe;
 mod run;
 mod session;
+pub mod tool;
+mod until;
 mod wrap;
 
 pub use client::{MuxClient, SshClient, SshOptions};
+pub use collect::{Collector, SinkFactory};
 pub use config::{Compat, HostConfig, HostEntry, Shell, SshConfigFile};
 pub use control::{ControlDir, MAX_SOCKET_PATH, choose_control_dir, socket_path};
 pub use environment::Environment;
 pub use error::SshError;
 pub use group::{
-    GroupRequest, HostResult, MAX_GROUP_HOSTS, PARALLEL_DEFAULT, PARALLEL_MAX, group_summary,
+    GroupRequest, HostResult, MAX_GROUP_HOSTS, OutputFor, PARALLEL_DEFAULT, PARALLEL_MAX,
+    group_summary,
 };
 pub use master::MuxUse;
 pub use probe::{HostInfo, ProbeSource, parse_probe};
 pub use run::{MAX_COMMAND_BYTES, RunEnd, RunOutcome, RunRequest};
+pub use until::{Stop, Until};
 pub use wrap::{Wrapper, wrap};

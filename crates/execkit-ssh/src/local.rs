@@ -6,14 +6,14 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use execkit_process::env::{EnvBuilder, ScrubRules};
-use execkit_process::run::{self, RunEnd, RunLimits, RunObserver};
-use execkit_process::{
-    CancellationToken, ExitStatus, SpawnSpec, StdinMode, Supervisor, SupervisorConfig,
-};
+use execkit_process::run::{RunEnd, RunLimits, RunObserver};
+use execkit_process::{ExitStatus, SpawnSpec, StdinMode, Supervisor, SupervisorConfig};
+use execkit_runkit::run_to_end;
 
 use crate::collect::Collector;
 use crate::environment::Environment;
 use crate::error::SshError;
+use crate::until::{Stop, Until};
 
 /// `accept-new` for StrictHostKeyChecking arrived in OpenSSH 7.6.
 const MIN_VERSION: (u32, u32) = (7, 6);
@@ -23,11 +23,16 @@ const VERSION_TIMEOUT: Duration = Duration::from_secs(5);
 /// What a local ssh process did.
 #[derive(Debug)]
 pub struct LocalEnd {
-    pub timed_out: bool,
+    /// Why the process was stopped before it ended, if it was.
+    pub stopped: Option<Stop>,
     pub status: Option<ExitStatus>,
 }
 
 impl LocalEnd {
+    pub fn timed_out(&self) -> bool {
+        self.stopped == Some(Stop::TimedOut)
+    }
+
     pub fn code(&self) -> Option<i32> {
         self.status.and_then(|s| s.code)
     }
@@ -78,7 +83,17 @@ impl Local {
         deadline: Instant,
         out: &mut dyn RunObserver,
     ) -> Result<LocalEnd, SshError> {
-        self.run_on(&self.supervisor, args, deadline, out).await
+        self.run_on(&self.supervisor, args, &Until::deadline(deadline), out).await
+    }
+
+    /// [`Local::run`] that also stops when the call is cancelled.
+    pub async fn run_until(
+        &self,
+        args: Vec<OsString>,
+        until: &Until,
+        out: &mut dyn RunObserver,
+    ) -> Result<LocalEnd, SshError> {
+        self.run_on(&self.supervisor, args, until, out).await
     }
 
     /// Runs the `ssh -M -N -f` that starts a master.
@@ -88,14 +103,14 @@ impl Local {
         deadline: Instant,
         out: &mut dyn RunObserver,
     ) -> Result<LocalEnd, SshError> {
-        self.run_on(&self.masters, args, deadline, out).await
+        self.run_on(&self.masters, args, &Until::deadline(deadline), out).await
     }
 
     async fn run_on(
         &self,
         supervisor: &Supervisor,
         args: Vec<OsString>,
-        deadline: Instant,
+        until: &Until,
         out: &mut dyn RunObserver,
     ) -> Result<LocalEnd, SshError> {
         let spec = SpawnSpec {
@@ -109,14 +124,33 @@ impl Local {
         let child = supervisor.spawn(spec).await.map_err(|err| SshError::Local(err.to_string()))?;
         let config = supervisor.config();
         let limits = RunLimits {
-            deadline: Some(deadline),
-            cancel: CancellationToken::new(),
+            deadline: Some(until.deadline),
+            cancel: until.cancel.clone(),
             kill_grace: Duration::from_millis(500),
             drain_idle: config.drain_idle,
             drain_max: config.drain_max,
         };
-        let outcome = run::run(child, out, limits).await;
-        Ok(LocalEnd { timed_out: outcome.end == RunEnd::TimedOut, status: outcome.status })
+        // Dropping this future (the call went away) kills the ssh process.
+        let outcome = run_to_end(child, &mut Forward(out), limits).await;
+        let stopped = match outcome.end {
+            RunEnd::Exited => None,
+            RunEnd::TimedOut => Some(Stop::TimedOut),
+            RunEnd::Cancelled => Some(Stop::Cancelled),
+        };
+        Ok(LocalEnd { stopped, status: outcome.status })
+    }
+}
+
+/// A sized observer over a borrowed one, as `run_to_end` takes.
+struct Forward<'a>(&'a mut dyn RunObserver);
+
+impl RunObserver for Forward<'_> {
+    fn output(&mut self, chunk: &[u8]) {
+        self.0.output(chunk);
+    }
+
+    fn tick(&mut self) {
+        self.0.tick();
     }
 }
 

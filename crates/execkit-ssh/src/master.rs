@@ -155,7 +155,7 @@ async fn start(
     let end = local
         .run_master(args::master_args(entry, jump, &local.ssh, socket), until, &mut out)
         .await?;
-    if end.timed_out {
+    if end.timed_out() {
         let secs = (until - started).as_secs_f64().round() as u64;
         return Err(SshError::ConnectTimeout {
             name: entry.name.clone(),

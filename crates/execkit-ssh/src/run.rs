@@ -2,6 +2,8 @@
 
 use std::time::{Duration, Instant};
 
+use execkit_process::CancellationToken;
+
 use crate::checks::{check_cwd_for_os, check_request, too_long};
 use crate::client::{SshClient, lock};
 use crate::collect::Collector;
@@ -11,6 +13,7 @@ use crate::exec::Exec;
 use crate::master::{self, MuxUse, Route};
 use crate::probe::{self, HostInfo};
 use crate::session::SessionEnd;
+use crate::until::{Stop, Until};
 use crate::{control, wrap};
 
 /// Linux's per-argument maximum (MAX_ARG_STRLEN): the remote shell gets the command as one
@@ -24,6 +27,22 @@ pub struct RunRequest {
     pub command: String,
     pub cwd: Option<String>,
     pub timeout: Duration,
+    /// Cancelling ends the call as soon as it can; a started command is killed like a
+    /// timed-out one.
+    pub cancel: CancellationToken,
+}
+
+impl RunRequest {
+    /// A request that nothing cancels.
+    pub fn new(host: &str, command: &str, cwd: Option<&str>, timeout: Duration) -> RunRequest {
+        RunRequest {
+            host: host.into(),
+            command: command.into(),
+            cwd: cwd.map(str::to_string),
+            timeout,
+            cancel: CancellationToken::new(),
+        }
+    }
 }
 
 /// How the remote command ended.
@@ -33,6 +52,8 @@ pub enum RunEnd {
     /// Ended without an exit status (killed by a signal, or the channel dropped).
     NoStatus,
     TimedOut,
+    /// The caller cancelled the call while the command ran.
+    Cancelled,
 }
 
 /// What one call did on one host.
@@ -40,7 +61,7 @@ pub enum RunEnd {
 pub struct RunOutcome {
     pub host: String,
     /// stdout and stderr in arrival order, the pid marker removed, at most the client's
-    /// `max_output_bytes`.
+    /// `max_output_bytes`. Empty from [`SshClient::run_into`], whose collector has it.
     pub output: Vec<u8>,
     /// Every byte the command wrote.
     pub output_bytes: u64,
@@ -75,24 +96,48 @@ impl SshClient {
     /// Runs one command on one host. `Err` means no exit status exists: a refused argument,
     /// a connection failure, a refused or lost session.
     pub async fn run(&self, request: &RunRequest) -> Result<RunOutcome, SshError> {
+        let mut out = Collector::new(self.inner.options.max_output_bytes, false);
+        let mut outcome = self.run_into(request, &mut out).await?;
+        outcome.output = out.finish().0;
+        Ok(outcome)
+    }
+
+    /// [`SshClient::run`] with the output going into `out` (a streaming collector feeds the
+    /// call's OutputSink as the bytes arrive).
+    pub async fn run_into(
+        &self,
+        request: &RunRequest,
+        out: &mut Collector,
+    ) -> Result<RunOutcome, SshError> {
         let started = Instant::now();
-        let deadline = started + request.timeout;
+        let until = Until { deadline: started + request.timeout, cancel: request.cancel.clone() };
         let config = self.config();
         let entry = check_request(&config, request)?.clone();
         let jump = entry.proxy_jump.as_ref().and_then(|j| config.hosts.get(j)).cloned();
         let local = self.local().await?.clone();
         let state = self.host_state(&entry);
-        let permit =
-            tokio::time::timeout_at(deadline.into(), state.channels.clone().acquire_owned()).await;
-        let Ok(Ok(_permit)) = permit else {
-            return Err(SshError::NotStarted {
-                name: entry.name.clone(),
-                secs: request.timeout.as_secs(),
-            });
+        let not_started = |stop: Stop| match stop {
+            Stop::TimedOut => {
+                SshError::NotStarted { name: entry.name.clone(), secs: request.timeout.as_secs() }
+            }
+            Stop::Cancelled => SshError::Cancelled { name: entry.name.clone() },
+        };
+        let permit = until.race(state.channels.clone().acquire_owned()).await;
+        let _permit = match permit {
+            Ok(Ok(permit)) => permit,
+            Ok(Err(_)) => return Err(not_started(Stop::TimedOut)),
+            Err(stop) => return Err(not_started(stop)),
         };
         let queued = started.elapsed();
-        let reached = self.reach(&entry, jump.as_ref(), deadline).await?;
-        let info = self.host_info(&entry, jump.as_ref(), &reached.route, deadline).await?;
+        let reached = until
+            .race(self.reach(&entry, jump.as_ref(), until.deadline))
+            .await
+            .map_err(not_started)?
+            .map_err(|e| e.with_budget(request.timeout.as_secs()))?;
+        let info = self
+            .host_info(&entry, jump.as_ref(), &reached.route, &until)
+            .await
+            .map_err(|e| e.with_budget(request.timeout.as_secs()))?;
         check_cwd_for_os(&entry.name, &info.os, request.cwd.as_deref())?;
         let wrapper = info.wrapper();
         let wrapped = wrap::wrap(
@@ -106,26 +151,28 @@ impl SshClient {
             return Err(too_long(wrapped.len()));
         }
         let ctx = Exec { client: self, local: &local, entry: &entry, jump: jump.as_ref() };
-        let mut out = Collector::new(self.inner.options.max_output_bytes, wrapper.reports_pid());
-        let (end, route) = ctx.execute(reached.route, &wrapped, deadline, &mut out).await?;
+        out.expect_marker(wrapper.reports_pid());
+        let (end, route) = ctx.execute(reached.route, &wrapped, &until, out).await?;
         let remote_pid = out.pid;
         let remote_killed = match (end, remote_pid) {
-            (SessionEnd::TimedOut, Some(pid)) => ctx.kill_remote(&route, pid).await,
+            (SessionEnd::TimedOut | SessionEnd::Cancelled, Some(pid)) => {
+                ctx.kill_remote(&route, pid).await
+            }
             _ => false,
         };
-        let (output, output_bytes) = out.finish();
         let (mux, master_pid) = match route {
             Route::Mux { mux, pid, .. } => (mux, pid),
             Route::Direct { mux } => (mux, None),
         };
         Ok(RunOutcome {
             host: entry.name.clone(),
-            output,
-            output_bytes,
+            output: Vec::new(),
+            output_bytes: out.total(),
             end: match end {
                 SessionEnd::Exited(code) => RunEnd::Exited(code),
                 SessionEnd::NoStatus => RunEnd::NoStatus,
                 SessionEnd::TimedOut => RunEnd::TimedOut,
+                SessionEnd::Cancelled => RunEnd::Cancelled,
             },
             wall: started.elapsed(),
             connect: reached.connect,
@@ -184,7 +231,7 @@ impl SshClient {
         entry: &HostEntry,
         jump: Option<&HostEntry>,
         route: &Route,
-        deadline: Instant,
+        until: &Until,
     ) -> Result<HostInfo, SshError> {
         if let Some(shell) = entry.shell {
             return Ok(HostInfo::configured(shell));
@@ -201,9 +248,13 @@ impl SshClient {
         let local = self.local().await?.clone();
         let ctx = Exec { client: self, local: &local, entry, jump };
         let mut out = Collector::new(64 * 1024, false);
-        let (end, _) = ctx.execute(route.clone(), probe::PROBE_COMMAND, deadline, &mut out).await?;
-        if end == SessionEnd::TimedOut {
-            return Err(SshError::NotStarted { name: entry.name.clone(), secs: 0 });
+        let (end, _) = ctx.execute(route.clone(), probe::PROBE_COMMAND, until, &mut out).await?;
+        match end {
+            SessionEnd::TimedOut => {
+                return Err(SshError::NotStarted { name: entry.name.clone(), secs: 0 });
+            }
+            SessionEnd::Cancelled => return Err(SshError::Cancelled { name: entry.name.clone() }),
+            SessionEnd::Exited(_) | SessionEnd::NoStatus => {}
         }
         let (bytes, _) = out.finish();
         let info = probe::parse_probe(&bytes).unwrap_or(HostInfo {

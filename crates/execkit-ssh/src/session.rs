@@ -8,7 +8,7 @@
 
 use std::io;
 use std::path::Path;
-use std::time::Instant;
+use std::time::Duration;
 
 use openssh::{Session, Stdio};
 use tokio::io::AsyncReadExt;
@@ -19,6 +19,11 @@ use crate::config::HostEntry;
 use crate::error::SshError;
 use crate::local::Local;
 use crate::master;
+use crate::until::{Stop, Until};
+
+/// How often a native session ticks its observer while the command is silent, so progress
+/// heartbeats keep going.
+const TICK: Duration = Duration::from_millis(100);
 
 /// How a remote command ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,6 +32,16 @@ pub enum SessionEnd {
     /// The session closed without an exit status (killed by a signal, or dropped).
     NoStatus,
     TimedOut,
+    Cancelled,
+}
+
+impl From<Stop> for SessionEnd {
+    fn from(stop: Stop) -> SessionEnd {
+        match stop {
+            Stop::TimedOut => SessionEnd::TimedOut,
+            Stop::Cancelled => SessionEnd::Cancelled,
+        }
+    }
 }
 
 /// Why a native session did not run the command.
@@ -45,15 +60,15 @@ pub async fn native(
     name: &str,
     socket: &Path,
     command: &str,
-    deadline: Instant,
+    until: &Until,
     out: &mut Collector,
 ) -> Result<SessionEnd, NativeFailure> {
     let session = Session::resume_mux(socket.into(), Some(args::log_path(socket).into()));
     let mut cmd = session.raw_command(command);
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    let spawned = tokio::time::timeout_at(deadline.into(), cmd.spawn()).await;
+    let spawned = until.race(cmd.spawn()).await;
     let mut child = match spawned {
-        Err(_) => return Ok(SessionEnd::TimedOut),
+        Err(stop) => return Ok(stop.into()),
         Ok(Ok(child)) => child,
         Ok(Err(err)) => return Err(classify_open(name, err)),
     };
@@ -63,26 +78,29 @@ pub async fn native(
             "the mux session gave no output pipes".into(),
         )));
     };
-    let finished = tokio::time::timeout_at(deadline.into(), async {
-        let (mut a, mut b) = (vec![0u8; 64 * 1024], vec![0u8; 64 * 1024]);
-        let (mut out_open, mut err_open) = (true, true);
-        while out_open || err_open {
-            tokio::select! {
-                n = stdout.read(&mut a), if out_open => match n {
-                    Ok(n) if n > 0 => out.stdout(&a[..n]),
-                    _ => out_open = false,
-                },
-                n = stderr.read(&mut b), if err_open => match n {
-                    Ok(n) if n > 0 => out.stderr(&b[..n]),
-                    _ => err_open = false,
-                },
+    let finished = until
+        .race(async {
+            let (mut a, mut b) = (vec![0u8; 64 * 1024], vec![0u8; 64 * 1024]);
+            let (mut out_open, mut err_open) = (true, true);
+            let mut ticks = tokio::time::interval(TICK);
+            while out_open || err_open {
+                tokio::select! {
+                    _ = ticks.tick() => out.heartbeat(),
+                    n = stdout.read(&mut a), if out_open => match n {
+                        Ok(n) if n > 0 => out.stdout(&a[..n]),
+                        _ => out_open = false,
+                    },
+                    n = stderr.read(&mut b), if err_open => match n {
+                        Ok(n) if n > 0 => out.stderr(&b[..n]),
+                        _ => err_open = false,
+                    },
+                }
             }
-        }
-        child.wait().await
-    })
-    .await;
+            child.wait().await
+        })
+        .await;
     match finished {
-        Err(_) => Ok(SessionEnd::TimedOut),
+        Err(stop) => Ok(stop.into()),
         Ok(Ok(status)) => Ok(status.code().map_or(SessionEnd::NoStatus, SessionEnd::Exited)),
         // The master reports "no exit status" both for a signalled command and when it lost
         // the connection; only a master that still answers means the former.
@@ -123,12 +141,12 @@ pub async fn process_mux(
     name: &str,
     socket: &Path,
     command: &str,
-    deadline: Instant,
+    until: &Until,
     out: &mut Collector,
 ) -> Result<SessionEnd, SshError> {
-    let end = local.run(args::process_mux_args(socket, command), deadline, out).await?;
-    if end.timed_out {
-        return Ok(SessionEnd::TimedOut);
+    let end = local.run_until(args::process_mux_args(socket, command), until, out).await?;
+    if let Some(stop) = end.stopped {
+        return Ok(stop.into());
     }
     match end.code() {
         Some(255) if master::alive_check(socket, master::CHECK_TIMEOUT).await.is_err() => {
@@ -145,12 +163,13 @@ pub async fn direct(
     entry: &HostEntry,
     jump: Option<&HostEntry>,
     command: &str,
-    deadline: Instant,
+    until: &Until,
     out: &mut Collector,
 ) -> Result<SessionEnd, SshError> {
-    let end = local.run(args::direct_args(entry, jump, &local.ssh, command), deadline, out).await?;
-    if end.timed_out {
-        return Ok(SessionEnd::TimedOut);
+    let args = args::direct_args(entry, jump, &local.ssh, command);
+    let end = local.run_until(args, until, out).await?;
+    if let Some(stop) = end.stopped {
+        return Ok(stop.into());
     }
     Ok(end.code().map_or(SessionEnd::NoStatus, SessionEnd::Exited))
 }

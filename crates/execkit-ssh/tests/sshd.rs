@@ -19,12 +19,7 @@ use serde_json::json;
 use support::{Project, Sshd};
 
 fn request(host: &str, command: &str) -> RunRequest {
-    RunRequest {
-        host: host.into(),
-        command: command.into(),
-        cwd: None,
-        timeout: Duration::from_secs(30),
-    }
+    RunRequest::new(host, command, None, Duration::from_secs(30))
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -376,6 +371,7 @@ async fn a_group_reports_every_host_with_one_down() {
         cwd: None,
         timeout: Duration::from_secs(30),
         parallel: 4,
+        cancel: Default::default(),
     };
     let results = client.run_group(&call).await.unwrap();
     let names: Vec<&str> = results.iter().map(|r| r.host.as_str()).collect();
