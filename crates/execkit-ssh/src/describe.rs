@@ -10,7 +10,8 @@ const NO_TOOL: &str = "the ssh tool is left out of the tool list until one is";
 /// Hosts listed in the description at most; the rest are counted.
 const LISTED_MAX: usize = 50;
 
-const TOOL_TEXT: &str = "Run one non-interactive command on a configured remote host over ssh. \"host\" must be one of the names below, never an address. No PTY and no stdin; stdout and stderr come back together; a non-zero exit is an error. \"cwd\" must be an absolute remote path.";
+/// The fixed part of the ssh tool's description; the host list follows it.
+pub const TOOL_TEXT: &str = "Run one non-interactive command on a configured remote host over ssh. \"host\" must be one of the names below, never an address. No PTY and no stdin; stdout and stderr come back together; a non-zero exit is an error. \"cwd\" must be an absolute remote path.";
 
 impl SshClient {
     /// The ssh tool's description, or `None` while no valid host is configured (the tool

@@ -37,6 +37,7 @@ pub use client::{MuxClient, SshClient, SshOptions};
 pub use collect::{Collector, SinkFactory};
 pub use config::{Compat, HostConfig, HostEntry, Shell, SshConfigFile};
 pub use control::{ControlDir, MAX_SOCKET_PATH, choose_control_dir, socket_path};
+pub use describe::TOOL_TEXT;
 pub use environment::Environment;
 pub use error::SshError;
 pub use group::{

@@ -15,6 +15,7 @@ use execkit_process::Supervisor;
 use execkit_protocol::args::FieldHints;
 use execkit_protocol::bash::BashParams;
 use execkit_protocol::{Content, ToolResult, parse_params};
+use execkit_ssh::tool::{SshDeps, SshRunner, SshToolConfig};
 use execkit_tool::{CallContext, Lookup, Notes};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -85,6 +86,8 @@ impl ToolkitBuilder {
         bash_config.one_shot = self.one_shot;
         let eval_config =
             EvalConfig::from_lookup(&lookup, &mut notes).map_err(|e| e.to_string())?;
+        let ssh_config =
+            SshToolConfig::from_lookup(&lookup, &mut notes).map_err(|e| e.to_string())?;
         #[cfg(test)]
         let echo_config =
             echo::EchoConfig::from_lookup(&lookup, &mut notes).map_err(|e| e.to_string())?;
@@ -105,6 +108,7 @@ impl ToolkitBuilder {
             artifacts,
             jobs,
             shutdown,
+            ssh_config,
             #[cfg(test)]
             echo_config,
         };
@@ -135,6 +139,7 @@ struct Parts {
     artifacts: Result<ArtifactStore, String>,
     jobs: JobTable,
     shutdown: CancellationToken,
+    ssh_config: SshToolConfig,
     #[cfg(test)]
     echo_config: echo::EchoConfig,
 }
@@ -151,6 +156,16 @@ impl Parts {
                 lookup: self.lookup.clone(),
                 cwd: self.cwd.clone(),
                 jobs: self.jobs.clone(),
+            },
+        );
+        let ssh = SshRunner::new(
+            self.ssh_config,
+            SshDeps {
+                supervisor: self.supervisor.clone(),
+                artifacts: self.artifacts.clone(),
+                limits: self.limits.clone(),
+                lookup: self.lookup.clone(),
+                cwd: self.cwd.clone(),
             },
         );
         let inner = Arc::new_cyclic(|weak: &Weak<Inner>| {
@@ -184,6 +199,7 @@ impl Parts {
                 artifacts: self.artifacts,
                 bash,
                 eval,
+                ssh,
                 jobs: self.jobs,
                 shutdown: self.shutdown,
             }
@@ -229,6 +245,7 @@ struct Inner {
     artifacts: Result<ArtifactStore, String>,
     bash: BashRunner,
     eval: EvalRunner,
+    ssh: SshRunner,
     jobs: JobTable,
     #[cfg(test)]
     echo: echo::EchoRunner,
@@ -267,7 +284,7 @@ impl Toolkit {
     /// Runs one tool call. Never panics; invalid calls come back as `isError` results.
     pub async fn call(&self, name: &str, args: Value, ctx: CallContext) -> ToolResult {
         let Some(tool) = Tool::from_name(name) else {
-            let known: Vec<&str> = Tool::ALL.iter().map(|t| t.name()).collect();
+            let known: Vec<String> = self.tools().into_iter().map(|t| t.name).collect();
             return ToolResult::error(format!(
                 "Unknown tool \"{name}\"; available tools: {}",
                 known.join(", ")
@@ -275,12 +292,13 @@ impl Toolkit {
         };
         #[cfg(test)]
         let echo = &self.inner.echo;
-        let Inner { bash, eval, jobs, .. } = &*self.inner;
+        let Inner { bash, eval, jobs, ssh, .. } = &*self.inner;
         // One arm per tool, all of one shape: parse the arguments, then the guarded call.
         let mut result = match tool {
             Tool::Bash => self.run(args, ctx, async |p, ctx| bash.call(p, ctx).await).await,
             Tool::Eval => self.run(args, ctx, async |p, ctx| eval.call(p, ctx).await).await,
             Tool::Job => self.run(args, ctx, async |p, ctx| jobs.call(p, ctx).await).await,
+            Tool::Ssh => self.run(args, ctx, async |p, ctx| ssh.call(p, ctx).await).await,
             #[cfg(test)]
             Tool::Echo => self.run(args, ctx, async |p, ctx| echo.call(p, ctx).await).await,
         };
@@ -362,9 +380,19 @@ impl Toolkit {
         result
     }
 
-    /// The tool list with JSON schemas.
+    /// The tool list with JSON schemas. ssh is listed with its configured hosts, and left
+    /// out while none is configured.
     pub fn tools(&self) -> Vec<ToolSpec> {
-        Tool::ALL.iter().map(|t| t.spec()).collect()
+        Tool::ALL.iter().filter_map(|t| self.listed(*t)).collect()
+    }
+
+    /// A tool as listed now, or `None` when it is left out.
+    fn listed(&self, tool: Tool) -> Option<ToolSpec> {
+        let mut spec = tool.spec();
+        if tool == Tool::Ssh {
+            spec.description = self.inner.ssh.tool_description()?;
+        }
+        Some(spec)
     }
 
     /// The artifact store, or why artifacts are off.
@@ -391,6 +419,7 @@ impl Toolkit {
             DoctorSection::new("bash", inner.bash.doctor()),
             DoctorSection::new("eval", inner.eval.doctor()),
             DoctorSection::new("job", inner.jobs.doctor()),
+            DoctorSection::new("ssh", inner.ssh.doctor()),
             #[cfg(test)]
             DoctorSection::new("echo", inner.echo.doctor()),
         ];
@@ -405,7 +434,7 @@ impl Toolkit {
         self.inner.shutdown.cancel();
         #[cfg(test)]
         self.inner.echo.close().await;
-        tokio::join!(self.inner.jobs.close(), self.inner.eval.close());
+        tokio::join!(self.inner.jobs.close(), self.inner.eval.close(), self.inner.ssh.close());
         self.inner.supervisor.close().await;
     }
 }

@@ -3,6 +3,7 @@
 use execkit_protocol::bash::BashParams;
 use execkit_protocol::eval::EvalParams;
 use execkit_protocol::job::JobParams;
+use execkit_protocol::ssh::SshParams;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
@@ -13,21 +14,23 @@ pub enum Tool {
     Bash,
     Eval,
     Job,
+    Ssh,
     #[cfg(test)]
     Echo,
 }
 
 impl Tool {
     #[cfg(not(test))]
-    pub const ALL: [Tool; 3] = [Tool::Bash, Tool::Eval, Tool::Job];
+    pub const ALL: [Tool; 4] = [Tool::Bash, Tool::Eval, Tool::Job, Tool::Ssh];
     #[cfg(test)]
-    pub const ALL: [Tool; 4] = [Tool::Bash, Tool::Eval, Tool::Job, Tool::Echo];
+    pub const ALL: [Tool; 5] = [Tool::Bash, Tool::Eval, Tool::Job, Tool::Ssh, Tool::Echo];
 
     pub fn name(self) -> &'static str {
         match self {
             Tool::Bash => "bash",
             Tool::Eval => "eval",
             Tool::Job => "job",
+            Tool::Ssh => "ssh",
             #[cfg(test)]
             Tool::Echo => "echo",
         }
@@ -42,6 +45,7 @@ impl Tool {
             Tool::Bash => BASH_DESCRIPTION,
             Tool::Eval => EVAL_DESCRIPTION,
             Tool::Job => JOB_DESCRIPTION,
+            Tool::Ssh => execkit_ssh::TOOL_TEXT,
             #[cfg(test)]
             Tool::Echo => "Repeat a text: the example tool of crates/README.md, for tests only.",
         }
@@ -52,6 +56,7 @@ impl Tool {
             Tool::Bash => schema_of::<BashParams>(),
             Tool::Eval => schema_of::<EvalParams>(),
             Tool::Job => schema_of::<JobParams>(),
+            Tool::Ssh => schema_of::<SshParams>(),
             #[cfg(test)]
             Tool::Echo => schema_of::<crate::echo::EchoParams>(),
         }

@@ -64,13 +64,14 @@ impl HostRun {
         }
     }
 
-    /// The output window and its footer; `(no output)` for a command that ran silently.
+    /// The output window and its footer; `(no output)` for a silent command that succeeded
+    /// (otherwise the outcome line says enough).
     fn output_lines(&self) -> Vec<String> {
         let body = &self.summary.body;
         let mut lines = Vec::new();
         if !body.trim().is_empty() {
             lines.push(body.strip_suffix('\n').unwrap_or(body).to_string());
-        } else if self.result.is_ok() {
+        } else if self.succeeded() {
             lines.push("(no output)".to_string());
         }
         lines.extend(self.summary.footer.clone());
