@@ -164,10 +164,16 @@ impl Exec<'_> {
     }
 
     /// Sends the kill over a second session; true when it ran.
-    pub(crate) async fn kill_remote(&self, route: &Route, pid: u32) -> bool {
+    pub(crate) async fn kill_remote(
+        &self,
+        route: &Route,
+        wrapper: wrap::Wrapper,
+        pid: u32,
+    ) -> bool {
         let mut sink = Collector::new(4096, false);
         let until = Until::deadline(Instant::now() + KILL_BUDGET);
-        let end = self.execute(route.clone(), &wrap::kill_command(pid), &until, &mut sink).await;
+        let end =
+            self.execute(route.clone(), &wrap::kill_for(wrapper, pid), &until, &mut sink).await;
         matches!(end, Ok((SessionEnd::Exited(0), _)))
     }
 }

@@ -16,6 +16,7 @@ mod args;
 mod checks;
 mod client;
 mod collect;
+mod compat;
 pub mod config;
 mod control;
 mod describe;

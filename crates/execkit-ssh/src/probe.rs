@@ -41,6 +41,8 @@ pub struct HostInfo {
     /// `sh`, `bash`, …, or the name of a shell execkit cannot wrap.
     pub shell: String,
     pub shell_path: Option<String>,
+    /// On Windows: whether a POSIX bash answered (S27); `None` when not probed.
+    pub bash: Option<bool>,
     pub source: ProbeSource,
 }
 
@@ -59,6 +61,7 @@ impl HostInfo {
             os: os.into(),
             shell: shell.as_str().into(),
             shell_path: None,
+            bash: None,
             source: ProbeSource::Configured,
         }
     }
@@ -74,6 +77,7 @@ pub fn parse_probe(stdout: &[u8]) -> Option<HostInfo> {
         os: os.into(),
         shell: shell.into(),
         shell_path: path.map(str::to_string),
+        bash: None,
         source: ProbeSource::Probed,
     };
     if line.contains("Windows_NT") {
@@ -134,6 +138,7 @@ pub fn read_cache(cache_dir: &Path, entry: &HostEntry) -> Option<HostInfo> {
         os: file.os,
         shell: file.shell,
         shell_path: file.shell_path,
+        bash: file.bash,
         source: ProbeSource::Cached,
     })
 }
@@ -149,7 +154,7 @@ pub fn write_cache(cache_dir: &Path, entry: &HostEntry, info: &HostInfo) {
         os: info.os.clone(),
         shell: info.shell.clone(),
         shell_path: info.shell_path.clone(),
-        bash: None,
+        bash: info.bash,
         probed_at,
     };
     let Ok(text) = serde_json::to_string_pretty(&file) else { return };

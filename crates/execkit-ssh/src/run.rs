@@ -14,11 +14,13 @@ use crate::master::{self, MuxUse, Route};
 use crate::probe::{self, HostInfo};
 use crate::session::SessionEnd;
 use crate::until::{Stop, Until};
-use crate::{control, wrap};
+use crate::{compat, control, wrap};
 
 /// Linux's per-argument maximum (MAX_ARG_STRLEN): the remote shell gets the command as one
 /// argv string.
 pub const MAX_COMMAND_BYTES: usize = 131072;
+/// A probe's answer is a few lines; a login banner may add a page.
+const PROBE_OUTPUT_MAX: usize = 64 * 1024;
 
 /// One command on one configured host, with a resolved timeout.
 #[derive(Debug, Clone)]
@@ -139,7 +141,7 @@ impl SshClient {
             .await
             .map_err(|e| e.with_budget(request.timeout.as_secs()))?;
         check_cwd_for_os(&entry.name, &info.os, request.cwd.as_deref())?;
-        let wrapper = info.wrapper();
+        let wrapper = compat::wrapper(&info, entry.compat, &entry.name)?;
         let wrapped = wrap::wrap(
             wrapper,
             &request.command,
@@ -156,7 +158,7 @@ impl SshClient {
         let remote_pid = out.pid;
         let remote_killed = match (end, remote_pid) {
             (SessionEnd::TimedOut | SessionEnd::Cancelled, Some(pid)) => {
-                ctx.kill_remote(&route, pid).await
+                ctx.kill_remote(&route, wrapper, pid).await
             }
             _ => false,
         };
@@ -247,26 +249,40 @@ impl SshClient {
         }
         let local = self.local().await?.clone();
         let ctx = Exec { client: self, local: &local, entry, jump };
-        let mut out = Collector::new(64 * 1024, false);
-        let (end, _) = ctx.execute(route.clone(), probe::PROBE_COMMAND, until, &mut out).await?;
-        match end {
-            SessionEnd::TimedOut => {
-                return Err(SshError::NotStarted { name: entry.name.clone(), secs: 0 });
-            }
-            SessionEnd::Cancelled => return Err(SshError::Cancelled { name: entry.name.clone() }),
-            SessionEnd::Exited(_) | SessionEnd::NoStatus => {}
-        }
-        let (bytes, _) = out.finish();
-        let info = probe::parse_probe(&bytes).unwrap_or(HostInfo {
+        let bytes = ctx.probe(route, probe::PROBE_COMMAND, until).await?;
+        let mut info = probe::parse_probe(&bytes).unwrap_or(HostInfo {
             os: "unknown".into(),
             shell: "unknown".into(),
             shell_path: None,
+            bash: None,
             source: probe::ProbeSource::Probed,
         });
+        if compat::needs_bash_probe(&info, entry.compat) {
+            let bytes = ctx.probe(route, compat::BASH_PROBE, until).await?;
+            info.bash = Some(compat::parse_bash_probe(&bytes));
+        }
         if let Some(dir) = cache.as_deref() {
             probe::write_cache(dir, entry, &info);
         }
         *lock(&state.info) = Some(info.clone());
         Ok(info)
+    }
+}
+
+impl Exec<'_> {
+    /// Runs one probe command within the call's budget; its output, both streams.
+    async fn probe(
+        &self,
+        route: &Route,
+        command: &str,
+        until: &Until,
+    ) -> Result<Vec<u8>, SshError> {
+        let mut out = Collector::new(PROBE_OUTPUT_MAX, false);
+        let name = || self.entry.name.clone();
+        match self.execute(route.clone(), command, until, &mut out).await?.0 {
+            SessionEnd::TimedOut => Err(SshError::NotStarted { name: name(), secs: 0 }),
+            SessionEnd::Cancelled => Err(SshError::Cancelled { name: name() }),
+            SessionEnd::Exited(_) | SessionEnd::NoStatus => Ok(out.finish().0),
+        }
     }
 }

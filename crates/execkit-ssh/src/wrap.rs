@@ -78,10 +78,7 @@ pub fn wrap(
             Some(cwd) => format!("cd /d \"{cwd}\" && {command}"),
             None => command.to_string(),
         },
-        Wrapper::CompatBash => {
-            let b64 = base64::engine::general_purpose::STANDARD.encode(posix(command, cwd));
-            format!("bash -c \"source <(base64 -d <<<{b64})\"")
-        }
+        Wrapper::CompatBash => through_bash(&posix(command, cwd)),
         Wrapper::Unknown => match cwd {
             Some(_) => {
                 return Err(SshError::Argument(format!(
@@ -91,6 +88,13 @@ pub fn wrap(
             None => command.to_string(),
         },
     })
+}
+
+/// `script` for bash on a Windows host, base64-encoded so that neither cmd nor PowerShell
+/// reinterprets a character of it.
+fn through_bash(script: &str) -> String {
+    let b64 = base64::engine::general_purpose::STANDARD.encode(script);
+    format!("bash -c \"source <(base64 -d <<<{b64})\"")
 }
 
 fn posix(command: &str, cwd: Option<&str>) -> String {
@@ -117,6 +121,15 @@ pub fn kill_command(pid: u32) -> String {
     format!(
         "kill -TERM -{pid} 2>/dev/null; (sleep 2; kill -KILL -{pid} 2>/dev/null) </dev/null >/dev/null 2>&1 & true"
     )
+}
+
+/// The kill for a command wrapped by `wrapper`: under Windows compat the pid is bash's, so
+/// the kill goes through bash too.
+pub fn kill_for(wrapper: Wrapper, pid: u32) -> String {
+    match wrapper {
+        Wrapper::CompatBash => through_bash(&kill_command(pid)),
+        _ => kill_command(pid),
+    }
 }
 
 #[cfg(test)]

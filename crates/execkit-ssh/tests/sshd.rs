@@ -7,6 +7,7 @@
     clippy::expect_used
 )]
 
+#[allow(dead_code, reason = "the fixture also serves the dispatcher tests and bench/")]
 mod support;
 
 use std::path::Path;
@@ -419,73 +420,6 @@ async fn process_mux_runs_over_the_same_master() {
     let out = client.run(&request("box", "echo back")).await.unwrap();
     assert_eq!((text(&out.output).as_str(), out.mux), ("back\n", MuxUse::New));
     assert_eq!(sshd.logins(), 2);
-}
-
-/// Latency of `true` over a warm master: native mux, process-mux, and plain `ssh` with and
-/// without ControlMaster. Run by hand: `cargo test -p execkit-ssh --test sshd -- --ignored
-/// --nocapture measure`.
-#[tokio::test(flavor = "multi_thread")]
-#[ignore]
-async fn measure_mux_latency() {
-    require_sshd!();
-    let sshd = Sshd::start_with_plain_user(10);
-    let project = Project::new(json!({ "box": sshd.entry(json!({ "shell": "sh" })) }));
-    for (label, mux) in [("native mux", MuxClient::Native), ("process-mux", MuxClient::Process)] {
-        let client = project.client_with(SshOptions { mux, ..SshOptions::default() });
-        client.run(&request("box", "true")).await.unwrap();
-        let mut times = Vec::new();
-        for _ in 0..50 {
-            let started = Instant::now();
-            client.run(&request("box", "true")).await.unwrap();
-            times.push(started.elapsed());
-        }
-        report(label, times);
-    }
-    let socket = project.control.join("plain");
-    let base = |extra: &[&str]| {
-        let mut cmd = std::process::Command::new("ssh");
-        cmd.args([
-            "-F",
-            "none",
-            "-o",
-            "BatchMode=yes",
-            "-o",
-            "StrictHostKeyChecking=accept-new",
-            "-i",
-        ])
-        .arg(&sshd.key)
-        .arg("-o")
-        .arg(format!("UserKnownHostsFile={}", sshd.dir.path().join("known_hosts").display()))
-        .args(["-p", &sshd.port.to_string(), "-l", &sshd.user])
-        .args(extra)
-        .args(["127.0.0.1", "true"]);
-        cmd
-    };
-    let cm = format!("ControlPath={}", socket.display());
-    let with_cm = ["-o", "ControlMaster=auto", "-o", "ControlPersist=60", "-o", cm.as_str()];
-    for (label, extra) in
-        [("plain ssh + ControlMaster", &with_cm[..]), ("plain ssh, no mux", &[][..])]
-    {
-        base(extra).status().unwrap();
-        let mut times = Vec::new();
-        for _ in 0..if extra.is_empty() { 10 } else { 50 } {
-            let started = Instant::now();
-            assert!(base(extra).status().unwrap().success());
-            times.push(started.elapsed());
-        }
-        report(label, times);
-    }
-}
-
-fn report(label: &str, mut times: Vec<Duration>) {
-    times.sort();
-    let median = times[times.len() / 2];
-    let p90 = times[times.len() * 9 / 10];
-    eprintln!("{label}: median {:.2} ms, p90 {:.2} ms", ms(median), ms(p90));
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
 }
 
 fn set_mode(path: &Path, mode: u32) {

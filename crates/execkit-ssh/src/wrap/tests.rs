@@ -48,6 +48,24 @@ fn compat_bash_is_base64_of_the_sh_wrapper() {
 }
 
 #[test]
+fn compat_bash_with_a_windows_cwd_and_its_kill() {
+    let out = w(Wrapper::CompatBash, Some(r"C:\Users\it's")).unwrap();
+    let b64 =
+        out.strip_prefix("bash -c \"source <(base64 -d <<<").unwrap().strip_suffix(")\"").unwrap();
+    let script = base64::engine::general_purpose::STANDARD.decode(b64).unwrap();
+    assert_eq!(
+        String::from_utf8(script).unwrap(),
+        "echo __EXECKIT_PID__=$$ >&2\ncd -- 'C:\\Users\\it'\\''s' || exit 1\nmake test"
+    );
+    let kill = kill_for(Wrapper::CompatBash, 77);
+    let b64 =
+        kill.strip_prefix("bash -c \"source <(base64 -d <<<").unwrap().strip_suffix(")\"").unwrap();
+    let script = base64::engine::general_purpose::STANDARD.decode(b64).unwrap();
+    assert_eq!(String::from_utf8(script).unwrap(), kill_command(77));
+    assert_eq!(kill_for(Wrapper::Shell(Shell::Sh), 77), kill_command(77));
+}
+
+#[test]
 fn unknown_shells_run_unchanged_and_refuse_cwd() {
     assert_eq!(w(Wrapper::Unknown, None).unwrap(), "make test");
     assert_eq!(
