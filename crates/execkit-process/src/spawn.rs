@@ -42,6 +42,12 @@ pub struct SpawnSpec {
     /// What the child may do beyond containment; [`Confinement::None`] by default. Prepared
     /// here and applied in the child right before exec, so no tool needs to know how.
     pub confinement: Confinement,
+    /// The child starts a daemon that must outlive this process (an ssh ControlMaster, which
+    /// forks away after authentication). It gets no cgroup leaf (the daemon would stay a
+    /// member and die with it), and its tree is the leader alone: what the leader forks is
+    /// never a member. The leader itself is still killed at a timeout, a cancel or close.
+    /// Pass the daemon's pid to [`crate::Supervisor::disown`] once known.
+    pub detached: bool,
 }
 
 /// A failed start: `Failed to start <program>: <os error>`.

@@ -203,14 +203,8 @@ impl Supervisor {
             let reason = "EXECKIT_NO_PTY=1".to_string();
             return Err(fail(io::Error::other(PtyUnavailable { reason })));
         }
-        // One number for both leaves of a spawn, so `c<n>` names the same child in each tree.
-        let n = NEXT_LEAF.fetch_add(1, Ordering::Relaxed);
-        let memory_max = self.inner.config.memory_max;
-        let leaf =
-            self.inner.cgroup.as_ref().and_then(|r| cgroup::create_leaf(r, n, memory_max).ok());
-        let pids_root = self.inner.pids_v1.as_ref().ok();
-        let pids_leaf = pids_root.and_then(|root| pids_v1::create_leaf(root, n).ok());
-        let leaves = Leaves { v2: leaf, pids_v1: pids_leaf };
+        let detached = spec.detached;
+        let leaves = if detached { Leaves::default() } else { self.leaves() };
         let procs = match open_procs_of(&leaves) {
             Ok(procs) => procs,
             Err(err) => {
@@ -226,7 +220,7 @@ impl Supervisor {
                 return Err(fail(err));
             }
         };
-        let tree = ProcessTree::new(spawned.pid, leaves, &self.inner.shared);
+        let tree = ProcessTree::new(spawned.pid, leaves, &self.inner.shared, detached);
         if tree.cgroup().is_none() {
             // Without a leaf, the child's process group is what the watchdog can kill.
             watchdog::register_group(tree.leader_pid(), tree.leader_start());
@@ -246,6 +240,24 @@ impl Supervisor {
             trees.push(tree.clone());
         }
         into_child(spawned, tree).map_err(fail)
+    }
+
+    /// Never counts the process `pid` (a daemon a detached spawn left running on purpose) as
+    /// a member of any tree of this process, nor as an adopted orphan; it is reaped if it
+    /// ends while this process is its parent.
+    pub fn disown(&self, pid: u32) {
+        crate::tree::disown(pid);
+    }
+
+    /// A spawn's cgroup leaves. One number for both, so `c<n>` names the same child in each.
+    fn leaves(&self) -> Leaves {
+        let n = NEXT_LEAF.fetch_add(1, Ordering::Relaxed);
+        let memory_max = self.inner.config.memory_max;
+        let leaf =
+            self.inner.cgroup.as_ref().and_then(|r| cgroup::create_leaf(r, n, memory_max).ok());
+        let pids_root = self.inner.pids_v1.as_ref().ok();
+        let pids_leaf = pids_root.and_then(|root| pids_v1::create_leaf(root, n).ok());
+        Leaves { v2: leaf, pids_v1: pids_leaf }
     }
 
     /// `procs`: the `cgroup.procs` of the v2 leaf and of the v1 `pids` leaf.

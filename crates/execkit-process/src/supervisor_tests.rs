@@ -131,3 +131,32 @@ fn signal_names() {
     assert_eq!(crate::signal_name(15), "SIGTERM");
     assert_eq!(crate::signal_name(40), "SIG40");
 }
+
+/// A detached spawn's daemon (here a `sleep` its leader leaves behind) is no member of the
+/// tree: the run ends with nothing lingering and close leaves the daemon running, with
+/// containment as the machine allows (a cgroup leaf would keep it a member). The same
+/// script spawned normally leaves it lingering.
+#[tokio::test]
+async fn a_detached_spawn_leaves_its_daemon_running() {
+    let sup = Supervisor::start(SupervisorConfig::default()).unwrap();
+    let script = "sleep 31341 >/dev/null 2>&1 & echo $!";
+    let normal = sup.spawn(spec(script)).await.unwrap();
+    let mut out = Collect(Vec::new());
+    let outcome = run::run(normal, &mut out, limits()).await;
+    let stray: u32 = String::from_utf8_lossy(&out.0).trim().parse().unwrap();
+    // SAFETY: kill on a pid this test started.
+    unsafe { libc::kill(stray as i32, libc::SIGKILL) };
+    assert_eq!(outcome.lingering.iter().map(|l| l.pid).collect::<Vec<_>>(), [stray]);
+
+    let child = sup.spawn(SpawnSpec { detached: true, ..spec(script) }).await.unwrap();
+    let mut out = Collect(Vec::new());
+    let outcome = run::run(child, &mut out, limits()).await;
+    let daemon: u32 = String::from_utf8_lossy(&out.0).trim().parse().unwrap();
+    sup.disown(daemon);
+    assert!(outcome.lingering.is_empty(), "{:?}", outcome.lingering);
+    sup.close().await;
+    let alive = crate::procfs::stat(daemon).is_some_and(|s| crate::procfs::is_live(&s));
+    // SAFETY: kill on a pid this test started.
+    unsafe { libc::kill(daemon as i32, libc::SIGKILL) };
+    assert!(alive, "close left the daemon running");
+}

@@ -21,6 +21,27 @@ const KILL_REPEAT: Duration = Duration::from_millis(500);
 
 /// Every tree of every Supervisor in this process, for attributing adopted orphans.
 static ALL_TREES: Mutex<Vec<Weak<TreeInner>>> = Mutex::new(Vec::new());
+/// (pid, start time) of daemons left running on purpose ([`disown`]): members of no tree.
+static DISOWNED: Mutex<Vec<(u32, u64)>> = Mutex::new(Vec::new());
+/// Disowned daemons remembered at most; the oldest are forgotten first (long gone by then).
+const DISOWNED_MAX: usize = 1024;
+
+/// Marks `pid`, as it is now, as a member of no tree.
+pub(crate) fn disown(pid: u32) {
+    let Some(stat) = procfs::stat(pid) else { return };
+    let mut disowned = lock(&DISOWNED);
+    if disowned.contains(&(pid, stat.start_time)) {
+        return;
+    }
+    if disowned.len() >= DISOWNED_MAX {
+        disowned.remove(0);
+    }
+    disowned.push((pid, stat.start_time));
+}
+
+fn is_disowned(stat: &Stat) -> bool {
+    lock(&DISOWNED).contains(&(stat.pid, stat.start_time))
+}
 
 /// A process still alive after the kill (usually state D).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,6 +90,7 @@ impl Shared {
             }
             let ours = match trees.iter().find(|t| t.inner.leader == stat.pid) {
                 Some(tree) => tree.inner.abandoned.load(Ordering::SeqCst),
+                None if is_disowned(stat) => true,
                 None => self.subreaper && trees.iter().any(|t| t.claims(stat, self)),
             };
             if ours {
@@ -99,6 +121,8 @@ struct TreeInner {
     reaped: AtomicBool,
     abandoned: AtomicBool,
     kill_once: OnceCell<KillReport>,
+    /// A detached spawn ([`crate::SpawnSpec::detached`]): the leader is the only member.
+    detached: bool,
 }
 
 /// The cgroup leaves one spawn joined.
@@ -115,7 +139,12 @@ pub struct ProcessTree {
 }
 
 impl ProcessTree {
-    pub(crate) fn new(leader: u32, leaves: Leaves, shared: &Arc<Shared>) -> ProcessTree {
+    pub(crate) fn new(
+        leader: u32,
+        leaves: Leaves,
+        shared: &Arc<Shared>,
+        detached: bool,
+    ) -> ProcessTree {
         let leader_start = procfs::stat(leader).map_or(0, |s| s.start_time);
         let tree = ProcessTree {
             inner: Arc::new(TreeInner {
@@ -128,6 +157,7 @@ impl ProcessTree {
                 reaped: AtomicBool::new(false),
                 abandoned: AtomicBool::new(false),
                 kill_once: OnceCell::new(),
+                detached,
             }),
         };
         let mut all = lock(&ALL_TREES);
@@ -192,12 +222,22 @@ impl ProcessTree {
         let me = std::process::id();
         let stats: Vec<Stat> = match &self.inner.leaf {
             Some(leaf) => cgroup::procs(leaf).into_iter().filter_map(procfs::stat).collect(),
+            None if self.inner.detached => self.leader_alone(),
             None => self.walk(&procfs::all_stats(shared)),
         };
         let live: Vec<Stat> =
             stats.into_iter().filter(|s| procfs::is_live(s) && s.pid != me).collect();
         lock(&self.inner.seen).extend(live.iter().map(|s| (s.pid, s.start_time)));
         live
+    }
+
+    /// A detached tree's one member: its leader, while it runs.
+    fn leader_alone(&self) -> Vec<Stat> {
+        if self.inner.reaped.load(Ordering::SeqCst) {
+            return Vec::new();
+        }
+        let leader = procfs::stat(self.inner.leader);
+        leader.filter(|s| s.start_time == self.inner.leader_start).into_iter().collect()
     }
 
     /// Fallback membership (O36): the session and group of the leader, members seen before,
@@ -209,8 +249,10 @@ impl ProcessTree {
         let shared = self.inner.shared.upgrade();
         // SAFETY: getsid(0) only queries this process.
         let own_session = unsafe { libc::getsid(0) } as u32;
+        let disowned = lock(&DISOWNED).clone();
+        let kept = |s: &Stat| !disowned.contains(&(s.pid, s.start_time));
         let mut set: HashSet<u32> = HashSet::new();
-        for stat in stats.iter().filter(|s| procfs::is_live(s) && s.pid != me) {
+        for stat in stats.iter().filter(|s| procfs::is_live(s) && s.pid != me && kept(s)) {
             let direct = stat.pid == leader
                 || stat.session == leader
                 || stat.pgrp == leader
@@ -228,7 +270,7 @@ impl ProcessTree {
         loop {
             let before = set.len();
             for stat in stats {
-                if stat.pid != me && set.contains(&stat.ppid) {
+                if stat.pid != me && set.contains(&stat.ppid) && kept(stat) {
                     set.insert(stat.pid);
                 }
             }
@@ -245,6 +287,9 @@ impl ProcessTree {
     /// Orphans still in a tree's session or group, or in one of our cgroup leaves, are that
     /// tree's.
     fn owns_orphan(&self, orphan: &Stat) -> bool {
+        if is_disowned(orphan) {
+            return false;
+        }
         let trees: Vec<Arc<TreeInner>> =
             lock(&ALL_TREES).iter().filter_map(Weak::upgrade).collect();
         if trees.iter().any(|t| {

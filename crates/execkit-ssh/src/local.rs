@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use execkit_process::env::{EnvBuilder, ScrubRules};
 use execkit_process::run::{RunEnd, RunLimits, RunObserver};
-use execkit_process::{ExitStatus, SpawnSpec, StdinMode, Supervisor, SupervisorConfig};
+use execkit_process::{ExitStatus, SpawnSpec, StdinMode, Supervisor};
 use execkit_runkit::run_to_end;
 
 use crate::collect::Collector;
@@ -42,11 +42,6 @@ impl LocalEnd {
 #[derive(Debug, Clone)]
 pub struct Local {
     pub supervisor: Supervisor,
-    /// Starts masters only. A master forks away from its launcher and must outlive this
-    /// process, so it must never be a member of a contained tree: this Supervisor uses no
-    /// cgroup leaf (a leaf would keep the master a member, killed when the Toolkit closes)
-    /// and is no subreaper (an adopted orphan would be claimed by a tree).
-    masters: Supervisor,
     pub ssh: PathBuf,
     env: Vec<(OsString, OsString)>,
 }
@@ -56,11 +51,7 @@ impl Local {
     pub async fn new(supervisor: Supervisor, env: &Environment) -> Result<Local, SshError> {
         let ssh = find_on_path("ssh", env.get("PATH").unwrap_or("/usr/bin:/bin"))
             .ok_or_else(|| SshError::Client("ssh client not found on PATH".into()))?;
-        let masters_config =
-            SupervisorConfig { use_cgroup: false, subreaper: false, ..supervisor.config().clone() };
-        let masters = Supervisor::start(masters_config)
-            .map_err(|err| SshError::Local(format!("cannot start the master supervisor: {err}")))?;
-        let local = Local { supervisor, masters, ssh, env: spawn_env(env) };
+        let local = Local { supervisor, ssh, env: spawn_env(env) };
         let mut out = Collector::new(4096, false);
         let deadline = Instant::now() + VERSION_TIMEOUT;
         local.run(vec!["-V".into()], deadline, &mut out).await?;
@@ -83,7 +74,7 @@ impl Local {
         deadline: Instant,
         out: &mut dyn RunObserver,
     ) -> Result<LocalEnd, SshError> {
-        self.run_on(&self.supervisor, args, &Until::deadline(deadline), out).await
+        self.run_on(args, false, &Until::deadline(deadline), out).await
     }
 
     /// [`Local::run`] that also stops when the call is cancelled.
@@ -93,23 +84,32 @@ impl Local {
         until: &Until,
         out: &mut dyn RunObserver,
     ) -> Result<LocalEnd, SshError> {
-        self.run_on(&self.supervisor, args, until, out).await
+        self.run_on(args, false, until, out).await
     }
 
-    /// Runs the `ssh -M -N -f` that starts a master.
+    /// Runs the `ssh -M -N -f` that starts a master. The master forks away from it after
+    /// authentication and must outlive this process, so the spawn is detached: no cgroup
+    /// leaf (the master would stay a member, killed when the Toolkit closes) and nothing the
+    /// launcher forks is a member of its tree. [`Local::disown`] the master's pid once known.
     pub async fn run_master(
         &self,
         args: Vec<OsString>,
         deadline: Instant,
         out: &mut dyn RunObserver,
     ) -> Result<LocalEnd, SshError> {
-        self.run_on(&self.masters, args, &Until::deadline(deadline), out).await
+        self.run_on(args, true, &Until::deadline(deadline), out).await
+    }
+
+    /// The master `pid` is a member of no tree of this process, not even as an orphan this
+    /// process (a subreaper) adopted when the launcher exited.
+    pub fn disown(&self, pid: u32) {
+        self.supervisor.disown(pid);
     }
 
     async fn run_on(
         &self,
-        supervisor: &Supervisor,
         args: Vec<OsString>,
+        detached: bool,
         until: &Until,
         out: &mut dyn RunObserver,
     ) -> Result<LocalEnd, SshError> {
@@ -119,8 +119,10 @@ impl Local {
             cwd: PathBuf::from("/"),
             env: self.env.clone(),
             stdin: StdinMode::Null,
+            detached,
             ..SpawnSpec::default()
         };
+        let supervisor = &self.supervisor;
         let child = supervisor.spawn(spec).await.map_err(|err| SshError::Local(err.to_string()))?;
         let config = supervisor.config();
         let limits = RunLimits {

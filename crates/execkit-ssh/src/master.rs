@@ -135,6 +135,9 @@ pub async fn ensure(
     }
     start(local, entry, jump, socket, deadline).await?;
     let pid = alive_check(socket, CHECK_TIMEOUT).await.ok();
+    if let Some(pid) = pid {
+        local.disown(pid);
+    }
     Ok(Route::Mux { socket: socket.to_path_buf(), mux: MuxUse::New, pid })
 }
 
