@@ -215,5 +215,17 @@ mod tests {
         let lines = client.host_lines();
         assert_eq!(lines, vec!["- a: h:22 — the box (unix/bash)".to_string()]);
         assert!(client.tool_description().unwrap().starts_with("Run one non-interactive command"));
+        std::fs::write(
+            dir.path().join(text),
+            r#"{"hosts": {"a": {"host": "h"}, "b": {"host": "k"}}, "groups": {"both": ["a", "b"]}}"#,
+        )
+        .unwrap();
+        let described = client.tool_description().unwrap();
+        assert!(
+            described.ends_with(
+                "Hosts:\n- a: h:22 (not probed yet)\n- b: k:22 (not probed yet)\nGroups (pass them in \"hosts\"):\n- both: a, b"
+            ),
+            "{described}"
+        );
     }
 }

@@ -21,7 +21,30 @@ impl SshClient {
         if lines.is_empty() {
             return None;
         }
-        Some(format!("{TOOL_TEXT}\nHosts:\n{}", lines.join("\n")))
+        let mut text = format!("{TOOL_TEXT}\nHosts:\n{}", lines.join("\n"));
+        let groups = self.group_lines();
+        if !groups.is_empty() {
+            text.push_str(&format!("\nGroups (pass them in \"hosts\"):\n{}", groups.join("\n")));
+        }
+        Some(text)
+    }
+
+    /// `- <group>: <host>, <host>`, one per group, at most as many as hosts are listed.
+    fn group_lines(&self) -> Vec<String> {
+        let config = self.config();
+        let mut lines: Vec<String> = config
+            .groups
+            .iter()
+            .take(LISTED_MAX)
+            .map(|(name, members)| format!("- {name}: {}", members.join(", ")))
+            .collect();
+        if config.groups.len() > LISTED_MAX {
+            lines.push(format!(
+                "… and {} more (execkit doctor lists all)",
+                config.groups.len() - LISTED_MAX
+            ));
+        }
+        lines
     }
 
     /// `- <name>: <user>@<host>:<port> — <description> (<os>/<shell>)`, one per host, with
