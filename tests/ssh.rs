@@ -260,6 +260,8 @@ async fn the_tool_is_hidden_until_a_host_is_configured() {
     let artifacts = tempfile::tempdir().unwrap();
     let kit = toolkit(&project, &artifacts);
     assert!(kit.tools().iter().all(|t| t.name != "ssh"));
+    let why = "no ssh hosts are configured (add them to .execkit/ssh.json)";
+    assert_eq!(kit.unlisted_tools(), [("ssh".to_string(), why.to_string())]);
     let result = call(&kit, json!({"host": "web", "command": "true"})).await;
     assert!(result.is_error);
     assert_eq!(
@@ -283,6 +285,7 @@ async fn the_tool_is_hidden_until_a_host_is_configured() {
         listed.description
     );
     assert_eq!(listed.input_schema["required"], json!(["command"]));
+    assert_eq!(kit.unlisted_tools(), []);
 }
 
 #[tokio::test]

@@ -386,6 +386,15 @@ impl Toolkit {
         Tool::ALL.iter().filter_map(|t| self.listed(*t)).collect()
     }
 
+    /// The tools left out of [`Toolkit::tools`] now, each with why (for `execkit tools`).
+    pub fn unlisted_tools(&self) -> Vec<(String, String)> {
+        let ssh = (self.inner.ssh.tool_description().is_none()).then(|| {
+            let why = "no ssh hosts are configured (add them to .execkit/ssh.json)";
+            (Tool::Ssh.name().to_string(), why.to_string())
+        });
+        ssh.into_iter().collect()
+    }
+
     /// A tool as listed now, or `None` when it is left out.
     fn listed(&self, tool: Tool) -> Option<ToolSpec> {
         let mut spec = tool.spec();

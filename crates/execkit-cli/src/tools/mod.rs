@@ -34,6 +34,9 @@ pub enum Format {
 pub async fn run(cwd: Option<&Path>, args: ToolsArgs) -> anyhow::Result<i32> {
     let toolkit = common::toolkit(cwd)?;
     let specs = toolkit.tools();
+    for (name, why) in toolkit.unlisted_tools() {
+        eprintln!("execkit: {name} is not listed: {why}");
+    }
     toolkit.close().await;
     let list: Vec<Value> = specs.iter().map(|spec| render(spec, args.format)).collect();
     common::print_text(&serde_json::to_string_pretty(&list)?)?;
