@@ -81,6 +81,18 @@ impl RawServer {
         }
     }
 
+    /// The next reply, and the methods of the notifications written before it.
+    fn reply_after_notifications(&self) -> (Value, Vec<String>) {
+        let mut methods = Vec::new();
+        loop {
+            let message = self.replies.recv_timeout(REPLY_WITHIN).expect("a reply in time");
+            if message.get("id").is_some() {
+                return (message, methods);
+            }
+            methods.extend(message["method"].as_str().map(str::to_string));
+        }
+    }
+
     /// A ping with `id` is answered: the server is still serving.
     fn assert_serving(&mut self, id: u64) {
         self.send_json(&json!({"jsonrpc": "2.0", "id": id, "method": "ping"}));
@@ -248,4 +260,33 @@ fn resources_list_pages_newest_first_through_this_servers_own_artifacts() {
     server.send_json(&json!({"jsonrpc": "2.0", "id": 601, "method": "resources/list",
         "params": {"cursor": "nonsense"}}));
     assert_error(&server.reply(), -32602, &json!(601));
+}
+
+fn tool_names(reply: &Value) -> Vec<String> {
+    let tools = reply["result"]["tools"].as_array().expect("tools");
+    tools.iter().map(|t| t["name"].as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn configuring_an_ssh_host_is_announced_as_a_tool_list_change() {
+    let mut server = RawServer::start();
+    server.send_json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    assert!(!tool_names(&server.reply()).contains(&"ssh".to_string()));
+    let call = |id: u64| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": "bash", "arguments": {"command": "true"}}})
+    };
+    server.send_json(&call(2));
+    let (_, quiet) = server.reply_after_notifications();
+    assert!(!quiet.contains(&"notifications/tools/list_changed".to_string()), "{quiet:?}");
+    let config = server.sandbox.home.path().join(".execkit");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("ssh.json"), r#"{"hosts": {"web": {"host": "web.internal"}}}"#)
+        .unwrap();
+    server.send_json(&call(3));
+    let (reply, methods) = server.reply_after_notifications();
+    assert_eq!(reply["id"], 3, "{reply}");
+    assert!(methods.contains(&"notifications/tools/list_changed".to_string()), "{methods:?}");
+    server.send_json(&json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"}));
+    assert!(tool_names(&server.reply()).contains(&"ssh".to_string()));
 }

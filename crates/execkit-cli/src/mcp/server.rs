@@ -30,17 +30,44 @@ pub struct ExecServer {
     toolkit: Toolkit,
     /// What `resources/list` shows: artifacts this server's calls made.
     owned: OwnedArtifacts,
+    /// The tool list (names and descriptions) the client was last told about.
+    listed: Arc<std::sync::Mutex<Vec<(String, String)>>>,
 }
 
 impl ExecServer {
     pub fn new(toolkit: Toolkit) -> Self {
-        ExecServer { toolkit, owned: OwnedArtifacts::default() }
+        let listed = Arc::new(std::sync::Mutex::new(listing(&toolkit)));
+        ExecServer { toolkit, owned: OwnedArtifacts::default(), listed }
     }
+
+    /// Sends `notifications/tools/list_changed` when the tool list differs from what the
+    /// client last saw: ssh host files are re-read at each call, so hosts come and go (and a
+    /// host's description gains its OS and shell once probed).
+    async fn announce_tool_changes(&self, peer: &Peer<RoleServer>) {
+        let now = listing(&self.toolkit);
+        let changed = {
+            let mut listed = self.listed.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let changed = *listed != now;
+            *listed = now;
+            changed
+        };
+        if changed {
+            let _ = peer.notify_tool_list_changed().await;
+        }
+    }
+}
+
+fn listing(toolkit: &Toolkit) -> Vec<(String, String)> {
+    toolkit.tools().into_iter().map(|t| (t.name, t.description)).collect()
 }
 
 impl ServerHandler for ExecServer {
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder().enable_tools().enable_resources().build();
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .enable_resources()
+            .build();
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("execkit", env!("CARGO_PKG_VERSION")))
             .with_instructions(INSTRUCTIONS)
@@ -51,7 +78,10 @@ impl ServerHandler for ExecServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let tools = self.toolkit.tools().into_iter().map(mcp_tool).collect();
+        let specs = self.toolkit.tools();
+        let now = specs.iter().map(|t| (t.name.clone(), t.description.clone())).collect();
+        *self.listed.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = now;
+        let tools = specs.into_iter().map(mcp_tool).collect();
         Ok(ListToolsResult::with_all_items(tools))
     }
 
@@ -76,6 +106,7 @@ impl ServerHandler for ExecServer {
         if let Some(forwarder) = forwarder {
             forwarder.finish().await;
         }
+        self.announce_tool_changes(&context.peer).await;
         to_call_tool_result(&result).map(CallToolResponse::from)
     }
 
