@@ -393,4 +393,33 @@ fn execkit_call_runs_over_a_master_that_outlives_the_process() {
     );
     assert_eq!(second["structuredContent"]["exit_code"], 4);
     assert_eq!(sshd.logins(), 1);
+    let execkit = |args: &[&str]| {
+        let output = std::process::Command::new(crate::cli::execkit_bin())
+            .args(args)
+            .current_dir(project.root.path())
+            .env("HOME", project.home.path())
+            .env("EXECKIT_SSH_CONTROL_DIR", &project.control)
+            .env("EXECKIT_ARTIFACT_DIR", project.home.path().join("artifacts"))
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        (output.status.code(), String::from_utf8_lossy(&output.stdout).into_owned())
+    };
+    let (code, probed) = execkit(&["ssh", "probe", "box"]);
+    assert_eq!(code, Some(0), "{probed}");
+    assert!(probed.starts_with("box: linux/") && probed.ends_with(" (probed)\n"), "{probed}");
+    assert_eq!(
+        execkit(&["ssh", "probe", "nope"]),
+        (Some(1), "Unknown ssh host \"nope\". Configured hosts: box.\n".into())
+    );
+    let socket = std::fs::read_dir(&project.control)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_none())
+        .expect("the master's socket");
+    assert!(Project::master_pid(&socket).is_some());
+    assert_eq!(execkit(&["ssh", "close", "--all"]), (Some(0), "box: master closed\n".into()));
+    assert!(Project::master_pid(&socket).is_none(), "the master is gone");
+    assert_eq!(execkit(&["ssh", "close", "box"]), (Some(0), "box: no master running\n".into()));
 }

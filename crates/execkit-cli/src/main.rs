@@ -16,6 +16,7 @@ mod common;
 mod doctor;
 mod eval;
 mod mcp;
+mod ssh;
 mod tools;
 
 use std::path::PathBuf;
@@ -67,6 +68,8 @@ enum Command {
     Artifact(artifact::ArtifactArgs),
     /// Show what this machine offers and why anything is missing.
     Doctor,
+    /// Stop ssh master connections, or probe a host's OS and shell again.
+    Ssh(ssh::SshArgs),
 }
 
 fn main() {
@@ -107,6 +110,7 @@ async fn dispatch(cli: Cli) -> i32 {
         Command::Tools(args) => tools::run(cwd, args).await,
         Command::Artifact(args) => artifact::run(cwd, args).await,
         Command::Doctor => doctor::run(cwd).await,
+        Command::Ssh(args) => ssh::run(cwd, args).await,
     };
     match result {
         Ok(code) => code,

@@ -404,6 +404,11 @@ impl Toolkit {
         Some(spec)
     }
 
+    /// The ssh client behind the ssh tool (`execkit ssh close|probe`).
+    pub fn ssh_client(&self) -> &execkit_ssh::SshClient {
+        self.inner.ssh.client()
+    }
+
     /// The artifact store, or why artifacts are off.
     pub fn artifacts(&self) -> Result<&ArtifactStore, &str> {
         self.inner.artifacts.as_ref().map_err(String::as_str)
