@@ -57,7 +57,7 @@ pub async fn run(cwd: Option<&Path>, args: BashArgs) -> anyhow::Result<i32> {
     }
     // With --async this process waits for the job itself, so the job can live; otherwise the
     // call is one-shot and processes left running are stopped with the reason said.
-    let toolkit = if args.background { common::toolkit(cwd)? } else { one_shot_toolkit(cwd)? };
+    let toolkit = if args.background { common::cli_toolkit(cwd)? } else { one_shot_toolkit(cwd)? };
     let outcome = run_and_print(&toolkit, Value::Object(params)).await;
     toolkit.close().await;
     outcome

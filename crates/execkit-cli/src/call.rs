@@ -55,11 +55,7 @@ pub async fn run(cwd: Option<&Path>, args: CallArgs) -> anyhow::Result<i32> {
 /// refuses `async` and stops processes a command leaves running, saying why, instead of
 /// promising a background job that would die with the process.
 pub fn one_shot_toolkit(cwd: Option<&Path>) -> anyhow::Result<Toolkit> {
-    let mut builder = Toolkit::builder().subreaper(true).one_shot(true);
-    if let Some(cwd) = cwd {
-        builder = builder.cwd(cwd);
-    }
-    builder.build().map_err(|reason| anyhow::anyhow!("failed to start the toolkit: {reason}"))
+    common::build(Toolkit::builder().subreaper(true).one_shot(true).prewarm(false), cwd)
 }
 
 /// Runs one call; SIGINT, SIGTERM or SIGHUP cancels it (killing what it started) and the

@@ -35,7 +35,7 @@ pub async fn run(cwd: Option<&Path>, args: EvalArgs) -> anyhow::Result<i32> {
         }
         cells.push(cell);
     }
-    let toolkit = common::toolkit(cwd)?;
+    let toolkit = common::cli_toolkit(cwd)?;
     let outcome = call_interruptible(&toolkit, "eval", json!({"cells": Value::Array(cells)})).await;
     toolkit.close().await;
     let (result, interrupted) = outcome?;

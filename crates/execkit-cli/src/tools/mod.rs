@@ -32,7 +32,7 @@ pub enum Format {
 }
 
 pub async fn run(cwd: Option<&Path>, args: ToolsArgs) -> anyhow::Result<i32> {
-    let toolkit = common::toolkit(cwd)?;
+    let toolkit = common::cli_toolkit(cwd)?;
     let specs = toolkit.tools();
     toolkit.close().await;
     let list: Vec<Value> = specs.iter().map(|spec| render(spec, args.format)).collect();
