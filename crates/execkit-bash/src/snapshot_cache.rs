@@ -166,10 +166,7 @@ fn cache_key(login: &LoginShell<'_>, home: Option<&Path>) -> String {
     field(shell.as_os_str().as_encoded_bytes());
     field(home.map(|h| h.as_os_str().as_encoded_bytes()).unwrap_or_default());
     field(if login.captures_full() { b"full" } else { b"env" });
-    // execkit's own settings are not the login shell's business (and differ between a test's
-    // Toolkits); the snapshot drops `EXECKIT*` names anyway.
-    let inherited =
-        login.own.vars().filter(|(name, _)| !name.as_encoded_bytes().starts_with(b"EXECKIT"));
+    let inherited = login.own.vars().filter(|(name, _)| !unkeyed(name.as_encoded_bytes()));
     for (name, value) in inherited {
         field(name.as_encoded_bytes());
         field(value.as_encoded_bytes());
@@ -179,6 +176,15 @@ fn cache_key(login: &LoginShell<'_>, home: Option<&Path>) -> String {
         field(fingerprint(&file).as_bytes());
     }
     hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Variables left out of the key: execkit's own settings (not the login shell's business, and
+/// different between a test's Toolkits), and what the calling shell sets per directory, per
+/// command or per terminal (`_` is the path of the command it ran). The snapshot drops all of
+/// them from what it keeps.
+fn unkeyed(name: &[u8]) -> bool {
+    const NAMES: &[&[u8]] = &[b"_", b"PWD", b"OLDPWD", b"SHLVL", b"COLUMNS", b"LINES"];
+    name.starts_with(b"EXECKIT") || NAMES.contains(&name)
 }
 
 /// Size and mtime (ns) of a file, or `absent`.

@@ -13,8 +13,10 @@ mod artifact;
 mod bash;
 mod call;
 mod common;
+mod completions;
 mod doctor;
 mod eval;
+mod live;
 mod mcp;
 mod tools;
 
@@ -67,6 +69,8 @@ enum Command {
     Artifact(artifact::ArtifactArgs),
     /// Show what this machine offers and why anything is missing.
     Doctor,
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(completions::CompletionsArgs),
 }
 
 fn main() {
@@ -107,6 +111,7 @@ async fn dispatch(cli: Cli) -> i32 {
         Command::Tools(args) => tools::run(cwd, args).await,
         Command::Artifact(args) => artifact::run(cwd, args).await,
         Command::Doctor => doctor::run(cwd).await,
+        Command::Completions(args) => completions::run(args),
     };
     match result {
         Ok(code) => code,
@@ -176,6 +181,13 @@ mod tests {
             let err = parse(args).unwrap_err();
             assert_eq!(err.exit_code(), 2, "{args:?}");
         }
+    }
+
+    #[test]
+    fn completions_take_a_known_shell() {
+        assert!(parse(&["completions", "bash"]).is_ok());
+        let err = parse(&["completions", "tcsh"]).unwrap_err();
+        assert_eq!(err.exit_code(), 2);
     }
 
     #[test]
