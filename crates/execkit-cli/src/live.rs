@@ -171,13 +171,20 @@ fn remaining_after<'a>(streamed: &str, text: &'a str) -> &'a str {
     if text.starts_with(streamed) {
         return resume(streamed.len());
     }
-    // The last few streamed lines, found in the result's tail window.
-    let lines: Vec<&str> = streamed.split('\n').collect();
-    let last = lines[lines.len().saturating_sub(3)..].join("\n");
-    match text.rfind(&last) {
-        Some(at) => resume(at + last.len()),
-        None => text,
+    // Where the result's tail window repeats the last streamed lines (three, else fewer), the
+    // rest follows.
+    let streamed_lines: Vec<&str> = streamed.split('\n').collect();
+    let text_lines: Vec<&str> = text.split('\n').collect();
+    for k in (1..=streamed_lines.len().min(3)).rev() {
+        let last = &streamed_lines[streamed_lines.len() - k..];
+        if let Some(end) =
+            (k..=text_lines.len()).rev().find(|&end| text_lines[end - k..end] == *last)
+        {
+            let offset: usize = text_lines[..end].iter().map(|l| l.len() + 1).sum();
+            return text.get(offset..).unwrap_or("");
+        }
     }
+    text
 }
 
 #[cfg(test)]
