@@ -11,7 +11,6 @@ Standard library only, Python 3.8+ (spec-eval.md P5, P20). ``magics.py`` and ``p
 live next to this file and are loaded by path, because ``-I`` keeps this directory off sys.path.
 """
 
-import json
 import os
 import signal
 import sys
@@ -55,6 +54,9 @@ def load_module(name):
 
 
 channel = load_module("channel")
+codec = load_module("codec")
+# Frames: compact, UTF-8 as is, and strict JSON (the host's parser refuses NaN).
+dumps_frame = codec.encoder(False, (",", ":"), False)
 HIGH = channel.HighFds()
 CMD = channel.Guarded(HIGH, 3)
 EVT = channel.Guarded(HIGH, 4)
@@ -101,12 +103,11 @@ def json_safe(value, depth=0):
 def emit(frame, defer=False):
     """Writes one frame. Lone surrogates never reach the wire (replaced on encoding)."""
     try:
-        line = json.dumps(frame, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        line = dumps_frame(frame)
     except (TypeError, ValueError):
         # Non-finite floats become null in the value itself; the text is never patched, so a
         # string such as "NaN values" or "-inf" reaches the host unchanged.
-        line = json.dumps(json_safe(frame), ensure_ascii=False, separators=(",", ":"),
-                          allow_nan=False)
+        line = dumps_frame(json_safe(frame))
     data = line.encode("utf-8", "replace") + b"\n"
     # A SIGINT that lands while the main thread writes a frame waits until the frame is whole
     # (a half-written line would corrupt the next frame); see _sigint.
@@ -556,7 +557,7 @@ def command_reader(kernel, queue):
 
 def handle_command(kernel, queue, line):
     try:
-        cmd = json.loads(line)
+        cmd = codec.loads(line)
     except ValueError:
         return
     if not isinstance(cmd, dict):

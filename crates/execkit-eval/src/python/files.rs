@@ -8,7 +8,7 @@ use execkit_output::fsutil::write_private;
 use crate::error::StartError;
 
 /// The kernel's files, embedded so the binary is self-contained (style.md §7).
-pub const KERNEL_FILES: [(&str, &str); 9] = [
+pub const KERNEL_FILES: [(&str, &str); 10] = [
     ("start.py", include_str!("../../../../python/kernel/start.py")),
     ("runner.py", include_str!("../../../../python/kernel/runner.py")),
     ("magics.py", include_str!("../../../../python/kernel/magics.py")),
@@ -16,6 +16,7 @@ pub const KERNEL_FILES: [(&str, &str); 9] = [
     ("snapshot.py", include_str!("../../../../python/kernel/snapshot.py")),
     ("streams.py", include_str!("../../../../python/kernel/streams.py")),
     ("channel.py", include_str!("../../../../python/kernel/channel.py")),
+    ("codec.py", include_str!("../../../../python/kernel/codec.py")),
     ("tracebacks.py", include_str!("../../../../python/kernel/tracebacks.py")),
     ("prelude.py", include_str!("../../../../prelude/prelude.py")),
 ];
