@@ -79,7 +79,9 @@ impl Live {
         if !self.status {
             return;
         }
-        let mut ticks = tokio::time::interval(STATUS_EVERY);
+        // The first draw waits one period: a call that ends sooner shows no status at all.
+        let first = tokio::time::Instant::now() + STATUS_EVERY;
+        let mut ticks = tokio::time::interval_at(first, STATUS_EVERY);
         loop {
             tokio::select! {
                 _ = ticks.tick() => {
