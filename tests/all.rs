@@ -9,6 +9,7 @@ mod artifact_cli;
 mod bash;
 mod binary;
 mod cli;
+mod cli_live;
 mod eval;
 mod job;
 mod mcp_raw;

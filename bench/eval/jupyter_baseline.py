@@ -58,7 +58,8 @@ def main():
         cold.append(time.perf_counter() - t)
         client.stop_channels()
         km.shutdown_kernel(now=True)
-    stats("ipykernel_cold_start_to_first_result", cold)
+    if cold:
+        stats("ipykernel_cold_start_to_first_result", cold)
     km, client = start(python)
     for _ in range(50):
         run_once(client)

@@ -1,13 +1,17 @@
 //! execkit benchmarks. Each case measures execkit and a baseline in the same run and prints
 //! the ratio, because absolute times drift on shared machines.
 //!
-//! `cargo run --release -p execkit-bench -- [all|bash-overhead|sink|flood-rss|spawn|input-wait|ssh]`
+//! `cargo run --release -p execkit-bench -- [all|bash-overhead|sink|flood-rss|spawn|input-wait|
+//! ssh|oneshot-bash|oneshot-eval|mcp-first-eval|mcp-warm-eval|mcp-bash]`
 
 // Benchmarks print their results, start their baselines with `std::process::Command`, and read
 // `EXECKIT_BENCH_*` variables directly.
 #![allow(clippy::print_stdout, clippy::disallowed_methods)]
 
 mod input_wait;
+mod mcp;
+mod mcp_client;
+mod oneshot;
 mod overhead;
 mod rss;
 mod sink;
@@ -43,7 +47,34 @@ fn main() {
     if run_all || which == "ssh" {
         runtime.block_on(ssh::latency());
     }
-    let known = ["bash-overhead", "sink", "flood-rss", "spawn", "input-wait", "ssh"];
+    if run_all || which == "oneshot-bash" {
+        oneshot::bash();
+    }
+    if run_all || which == "oneshot-eval" {
+        runtime.block_on(oneshot::eval());
+    }
+    if run_all || which == "mcp-first-eval" {
+        mcp::first_eval();
+    }
+    if run_all || which == "mcp-warm-eval" {
+        mcp::warm_eval();
+    }
+    if run_all || which == "mcp-bash" {
+        mcp::bash();
+    }
+    let known = [
+        "bash-overhead",
+        "sink",
+        "flood-rss",
+        "spawn",
+        "input-wait",
+        "ssh",
+        "oneshot-bash",
+        "oneshot-eval",
+        "mcp-first-eval",
+        "mcp-warm-eval",
+        "mcp-bash",
+    ];
     if !run_all && !known.contains(&which.as_str()) {
         println!("unknown benchmark {which:?}; expected all or one of {}", known.join(", "));
         std::process::exit(2);

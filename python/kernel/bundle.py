@@ -4,7 +4,7 @@ Types are recognised through ``type(obj).__module__``: the kernel never imports 
 to check whether a value belongs to it. Binary payloads travel as base64 strings.
 """
 
-import json
+import sys
 
 PLAIN_MAX = 65536
 IMAGE_MAX_SIDE = 2048
@@ -17,6 +17,25 @@ REPR_METHODS = (
     ("_repr_html_", "text/html"),
     ("_repr_latex_", "text/latex"),
 )
+
+
+def _dumps(obj, allow_nan):
+    """``json.dumps(obj, allow_nan=...)`` through the kernel's codec (``codec.py``, loaded by
+    the runner first), which spares the first cell ``import json``."""
+    codec = sys.modules.get("_execkit_codec")
+    if codec is None:
+        import json
+
+        return json.dumps(obj, allow_nan=allow_nan)
+    return codec.encoder(True, (", ", ": "), allow_nan)(obj)
+
+
+def _dumps_default(obj):
+    return _dumps(obj, True)
+
+
+def _dumps_strict(obj):
+    return _dumps(obj, False)
 
 
 def _b64(value):
@@ -112,7 +131,7 @@ def metadata(obj):
     if type(obj) not in (dict, list, tuple, str, int, float, bool):
         return None
     try:
-        if not _is_json_value(obj) or len(json.dumps(obj)) > JSON_COPY_MAX:
+        if not _is_json_value(obj) or len(_dumps_default(obj)) > JSON_COPY_MAX:
             return None
     except (TypeError, ValueError, RecursionError):
         return None
@@ -121,7 +140,7 @@ def metadata(obj):
 
 def _json_ok(obj):
     try:
-        json.dumps(obj, allow_nan=False)
+        _dumps_strict(obj)
     except (TypeError, ValueError, RecursionError):
         return False
     return True

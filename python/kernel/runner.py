@@ -1,6 +1,7 @@
 """execkit Python kernel: runs cells in one persistent namespace, speaking NDJSON.
 
-The host starts this file as ``python -I -B -X utf8 runner.py`` with fd 3 carrying commands
+The host starts this file through ``start.py`` (``python -I -B -X utf8 start.py``, which loads
+the kernel's files from a bytecode cache) with fd 3 carrying commands
 (host -> kernel) and fd 4 carrying events (kernel -> host); fds 1 and 2 are a diagnostic pipe.
 Before anything else the protocol fds move to numbers >= 100 with close-on-exec, so user code,
 C extensions and child processes can neither read nor forge frames. Cell output is captured
@@ -10,7 +11,6 @@ Standard library only, Python 3.8+ (spec-eval.md P5, P20). ``magics.py`` and ``p
 live next to this file and are loaded by path, because ``-I`` keeps this directory off sys.path.
 """
 
-import json
 import os
 import signal
 import sys
@@ -26,6 +26,16 @@ CO_COROUTINE = 0x0080
 LAST_VALUE = "_ek_last_value_"
 
 
+def compile_file(path):
+    """The code of a kernel file: from ``start.py``'s bytecode cache when the kernel started
+    through it, else compiled here."""
+    start = sys.modules.get("_execkit_start")
+    if start is not None:
+        return start.code_of(path)
+    with open(path, encoding="utf-8") as f:
+        return compile(f.read(), path, "exec", dont_inherit=True)
+
+
 def load_module(name):
     """Loads a kernel file next to this one as module ``_execkit_<name>`` (no importlib)."""
     import types
@@ -37,14 +47,16 @@ def load_module(name):
     path = os.path.join(HERE, name + ".py")
     module = types.ModuleType(full)
     module.__file__ = path
-    with open(path, encoding="utf-8") as f:
-        code = compile(f.read(), path, "exec", dont_inherit=True)
+    code = compile_file(path)
     sys.modules[full] = module
     exec(code, module.__dict__)
     return module
 
 
 channel = load_module("channel")
+codec = load_module("codec")
+# Frames: compact, UTF-8 as is, and strict JSON (the host's parser refuses NaN).
+dumps_frame = codec.encoder(False, (",", ":"), False)
 HIGH = channel.HighFds()
 CMD = channel.Guarded(HIGH, 3)
 EVT = channel.Guarded(HIGH, 4)
@@ -91,12 +103,11 @@ def json_safe(value, depth=0):
 def emit(frame, defer=False):
     """Writes one frame. Lone surrogates never reach the wire (replaced on encoding)."""
     try:
-        line = json.dumps(frame, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        line = dumps_frame(frame)
     except (TypeError, ValueError):
         # Non-finite floats become null in the value itself; the text is never patched, so a
         # string such as "NaN values" or "-inf" reaches the host unchanged.
-        line = json.dumps(json_safe(frame), ensure_ascii=False, separators=(",", ":"),
-                          allow_nan=False)
+        line = dumps_frame(json_safe(frame))
     data = line.encode("utf-8", "replace") + b"\n"
     # A SIGINT that lands while the main thread writes a frame waits until the frame is whole
     # (a half-written line would corrupt the next frame); see _sigint.
@@ -331,11 +342,8 @@ class Kernel:
         self.ns["_ek_magic_"] = lambda *a: self.get_magics().line_magic(*a)
         self.ns["_ek_shell_"] = lambda *a, **k: self.get_magics().shell(*a, **k)
         self.ns["_ek_cell_magic_"] = lambda *a: self.get_magics().cell_magic(*a)
-        path = os.path.join(HERE, "prelude.py")
-        with open(path, encoding="utf-8") as f:
-            source = f.read()
         scope = {"__name__": "execkit_prelude", "_kernel": self}
-        exec(compile(source, path, "exec", dont_inherit=True), scope)
+        exec(compile_file(os.path.join(HERE, "prelude.py")), scope)
         for name in scope.get("__all__", []):
             self.ns[name] = scope[name]
         self.prelude_names = (set(self.ns) - before) | {"_ek_magic_", "_ek_shell_",
@@ -549,7 +557,7 @@ def command_reader(kernel, queue):
 
 def handle_command(kernel, queue, line):
     try:
-        cmd = json.loads(line)
+        cmd = codec.loads(line)
     except ValueError:
         return
     if not isinstance(cmd, dict):

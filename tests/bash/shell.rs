@@ -126,3 +126,65 @@ async fn git_never_waits_in_a_pager() {
     assert!(out.text().starts_with("60\n"), "{}", out.text());
     assert!(out.text().contains(" c1"), "the whole log came through without a pager");
 }
+
+/// The snapshot's disk cache (B17): a second Toolkit reads it instead of running the login
+/// shell; a changed startup file or an expired entry makes it run again, and what a stale
+/// entry says is never used.
+#[tokio::test]
+async fn shell_snapshot_cache_refreshes_on_a_changed_bashrc_and_never_uses_a_stale_entry() {
+    let home = tempfile::tempdir().unwrap();
+    let runs = home.path().join("login-runs");
+    std::fs::write(
+        home.path().join(".bash_profile"),
+        format!("echo run >> '{}'\n. ~/.bashrc\n", runs.display()),
+    )
+    .unwrap();
+    std::fs::write(home.path().join(".bashrc"), "export SNAP_V=one\n").unwrap();
+    let home_str = home.path().to_string_lossy().to_string();
+    let vars =
+        [("HOME", home_str.as_str()), ("SHELL", "/bin/bash"), ("EXECKIT_BASH_SNAPSHOT", "env")];
+    let login_runs = || std::fs::read_to_string(&runs).unwrap_or_default().lines().count();
+    let value =
+        async || Kit::with_vars(&vars).bash(json!({"command": "echo \"$SNAP_V\""})).await.text();
+
+    assert_eq!(value().await, "one");
+    assert_eq!(login_runs(), 1);
+    let cache_dir = home.path().join(".execkit/cache");
+    let entries: Vec<_> = std::fs::read_dir(&cache_dir).unwrap().flatten().collect();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    let entry = entries[0].path();
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&entry).unwrap().permissions().mode() & 0o777, 0o600);
+    assert_eq!(value().await, "one");
+    assert_eq!(login_runs(), 1, "the second Toolkit reads the cache");
+
+    std::fs::write(home.path().join(".bashrc"), "export SNAP_V=two2\n").unwrap();
+    assert_eq!(value().await, "two2", "a changed ~/.bashrc refreshes the snapshot");
+    assert_eq!(login_runs(), 2);
+    assert_eq!(value().await, "two2");
+    assert_eq!(login_runs(), 2);
+
+    // An entry past its age, saying something else: never used, replaced by a fresh run.
+    let entries: Vec<_> =
+        std::fs::read_dir(&cache_dir).unwrap().flatten().map(|e| e.path()).collect();
+    assert_eq!(entries.len(), 2, "one entry per key: {entries:?}");
+    let read = |path: &std::path::Path| -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+    };
+    let says_two = |e: &&std::path::PathBuf| {
+        read(e)["vars"].as_array().unwrap().contains(&json!(["SNAP_V", "two2"]))
+    };
+    let entry = entries.iter().find(says_two).unwrap();
+    let mut stored = read(entry);
+    stored["captured_at_unix_s"] = json!(stored["captured_at_unix_s"].as_u64().unwrap() - 7200);
+    for var in stored["vars"].as_array_mut().unwrap() {
+        if var[0] == "SNAP_V" {
+            var[1] = json!("stale");
+        }
+    }
+    std::fs::write(entry, serde_json::to_vec(&stored).unwrap()).unwrap();
+    assert_eq!(value().await, "two2", "an expired entry is never used");
+    assert_eq!(login_runs(), 3);
+    assert_eq!(value().await, "two2");
+    assert_eq!(login_runs(), 3, "the refreshed entry is used again");
+}

@@ -64,6 +64,10 @@ pub struct BashConfig {
     /// nothing moves to the background, and processes a command leaves running are stopped
     /// with the reason said, since no job could outlive the call. Set by the front end.
     pub one_shot: bool,
+    /// Take the shell snapshot when the runner starts (a server), rather than at the first
+    /// call (a one-shot front end, where a call that runs no bash must not pay for it). Set by
+    /// the Toolkit; on by default.
+    pub prewarm: bool,
     /// `EXECKIT_BASH_RULES`: rules given inline, loaded with the rule files by the runner.
     pub(crate) inline_rules: String,
 }
@@ -113,6 +117,7 @@ impl BashConfig {
             input_wait,
             no_pty: lookup.is_on("EXECKIT_NO_PTY"),
             one_shot: false,
+            prewarm: true,
             inline_rules: lookup.get("EXECKIT_BASH_RULES").unwrap_or("").to_string(),
         })
     }

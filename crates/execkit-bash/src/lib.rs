@@ -24,6 +24,8 @@ mod result;
 mod rules;
 mod runner;
 mod snapshot;
+mod snapshot_cache;
+mod snapshot_start;
 
 pub use config::{BashConfig, LingeringPolicy, SnapshotMode};
 pub use runner::{BashDeps, BashExtras, BashRunner};

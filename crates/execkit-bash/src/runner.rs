@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use execkit_jobs::JobTable;
 use execkit_output::artifact::ArtifactStore;
@@ -16,13 +16,13 @@ use execkit_protocol::bash::BashParams;
 use execkit_runkit::{mark_cancelled_kill, run_to_end};
 use execkit_tool::{CallContext, Lookup};
 use indexmap::IndexMap;
-use tokio::sync::watch;
 
 use crate::config::{BashConfig, SnapshotMode};
 use crate::request::{Prepare, Rejection, Request};
 use crate::result::blocked_result;
 use crate::rules::{Rules, blocked_text};
-use crate::snapshot::{self, SNAPSHOT_BUDGET, Snapshot};
+use crate::snapshot::Snapshot;
+use crate::snapshot_start::{SnapshotJob, SnapshotStart};
 
 /// What library callers may add beyond the published schema (B42).
 #[derive(Debug, Clone, Default)]
@@ -64,8 +64,7 @@ pub(crate) struct Inner {
     pub config: BashConfig,
     pub deps: BashDeps,
     pub derived: Derived,
-    snapshot: watch::Receiver<Option<Snapshot>>,
-    snapshot_started: Instant,
+    snapshot: SnapshotStart,
     pub snapshot_notice_due: AtomicBool,
     /// Built at the first call, once the snapshot is known.
     pub base_env: OnceLock<EnvBuilder>,
@@ -73,7 +72,8 @@ pub(crate) struct Inner {
 }
 
 impl BashRunner {
-    /// Starts the shell snapshot in the background (B17). Must run inside a tokio runtime.
+    /// Starts the shell snapshot in the background (B17), or with `prewarm` off at the first
+    /// call. Must run inside a tokio runtime.
     pub fn new(config: BashConfig, deps: BashDeps) -> BashRunner {
         let home = deps.lookup.get("HOME").map(PathBuf::from);
         let derived = Derived {
@@ -81,31 +81,27 @@ impl BashRunner {
             rules: config.load_rules(&deps.cwd, home.as_deref()),
             home,
         };
-        let (tx, rx) = watch::channel(None);
-        match (config.snapshot, &config.bash) {
-            (SnapshotMode::Off, _) | (_, None) => {
-                let _ = tx.send(Some(Snapshot::default()));
+        let snapshot = match (config.snapshot, &config.bash) {
+            (SnapshotMode::Off, _) | (_, None) => SnapshotStart::known(Snapshot::default()),
+            (mode, Some(bash)) => {
+                let job = SnapshotJob {
+                    supervisor: deps.supervisor.clone(),
+                    bash: bash.clone(),
+                    own: deps.lookup.clone(),
+                    rules: derived.scrub_rules.clone(),
+                    cwd: deps.cwd.clone(),
+                    full: mode == SnapshotMode::Full,
+                    home: derived.home.clone(),
+                };
+                SnapshotStart::pending(job, config.prewarm)
             }
-            (_, Some(bash)) => {
-                let supervisor = deps.supervisor.clone();
-                let bash = bash.clone();
-                let own = deps.lookup.clone();
-                let rules = derived.scrub_rules.clone();
-                let cwd = deps.cwd.clone();
-                let full = config.snapshot == SnapshotMode::Full;
-                tokio::spawn(async move {
-                    let snap = snapshot::capture(&supervisor, &bash, &own, &rules, cwd, full).await;
-                    let _ = tx.send(Some(snap));
-                });
-            }
-        }
+        };
         BashRunner {
             inner: Arc::new(Inner {
                 config,
                 deps,
                 derived,
-                snapshot: rx,
-                snapshot_started: Instant::now(),
+                snapshot,
                 snapshot_notice_due: AtomicBool::new(true),
                 base_env: OnceLock::new(),
                 scrub_notice_due: AtomicBool::new(true),
@@ -123,10 +119,11 @@ impl BashRunner {
         let rules = &self.inner.derived.rules;
         lines.push(format!("rules: {}", if rules.is_empty() { "none" } else { "active" }));
         lines.extend(rules.errors.iter().map(|e| format!("rule error: {e}")));
-        let fallback = self.inner.snapshot.borrow().as_ref().and_then(|s| s.fallback.clone());
+        let fallback = self.inner.snapshot.current().and_then(|s| s.fallback);
         if let Some(reason) = fallback {
             lines.push(format!("shell snapshot fell back: {reason}"));
         }
+        lines.extend(self.inner.snapshot.cache_line());
         lines
     }
 
@@ -211,16 +208,7 @@ impl BashRunner {
     }
 
     pub(crate) async fn wait_snapshot(&self) -> Snapshot {
-        let mut rx = self.inner.snapshot.clone();
-        let budget_end = self.inner.snapshot_started + SNAPSHOT_BUDGET + Duration::from_millis(500);
-        let waited = tokio::time::timeout_at(budget_end.into(), rx.wait_for(Option::is_some)).await;
-        match waited {
-            Ok(Ok(snap)) => snap.clone().unwrap_or_default(),
-            _ => Snapshot {
-                fallback: Some("timed out after 3 s".to_string()),
-                ..Snapshot::default()
-            },
-        }
+        self.inner.snapshot.wait().await
     }
 
     pub(crate) fn kill_grace(&self) -> Duration {

@@ -1,4 +1,5 @@
 //! The shell snapshot (B17, B18): the variables the user's login shell adds, captured once.
+//! [`crate::snapshot_start`] decides when it runs and [`crate::snapshot_cache`] keeps it on disk.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -77,24 +78,74 @@ impl RunObserver for Capture {
     }
 }
 
-/// Runs the login shell and keeps the variables that differ from `own` (this process's
-/// environment), minus scrubbed, shell-state and hardening names.
-pub(crate) async fn capture(
-    supervisor: &Supervisor,
-    bash: &Path,
-    own: &Lookup,
-    rules: &ScrubRules,
-    cwd: PathBuf,
-    full: bool,
-) -> Snapshot {
-    let shell = login_shell(own.get("SHELL"), bash);
-    let shell_name = shell.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-    // Full mode needs bash; other login shells still give their environment.
-    let mut full_fallback = None;
-    if full && shell_name != "bash" {
-        full_fallback = Some(format!("login shell is {shell_name}; full mode needs bash"));
+/// What the login shell printed, reduced to what the snapshot keeps: the variables it adds and,
+/// in `full` mode, its aliases, functions and options. This is what the disk cache stores.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LoginOutput {
+    pub vars: Vec<(OsString, OsString)>,
+    /// `full` mode's part, or `None` when the login shell printed none.
+    pub full_part: Option<Vec<u8>>,
+}
+
+/// Where and how the login shell runs.
+pub(crate) struct LoginShell<'a> {
+    pub supervisor: &'a Supervisor,
+    pub bash: &'a Path,
+    pub own: &'a Lookup,
+    pub rules: &'a ScrubRules,
+    pub cwd: PathBuf,
+    /// `full` mode was asked for.
+    pub full: bool,
+}
+
+impl LoginShell<'_> {
+    /// The shell asked: `$SHELL` when it is a known shell, else bash.
+    pub fn shell(&self) -> PathBuf {
+        login_shell(self.own.get("SHELL"), self.bash)
     }
-    let full = full && full_fallback.is_none();
+
+    /// Why `full` mode cannot run with this shell, if it cannot.
+    fn full_refused(&self) -> Option<String> {
+        let shell = self.shell();
+        let name = shell.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+        (self.full && name != "bash")
+            .then(|| format!("login shell is {name}; full mode needs bash"))
+    }
+
+    /// Whether `full` mode's part is captured.
+    pub fn captures_full(&self) -> bool {
+        self.full && self.full_refused().is_none()
+    }
+}
+
+/// Turns a login shell's output (fresh or from the disk cache) into the snapshot: in `full`
+/// mode, writes the replay file and checks that sourcing it fits the budget.
+pub(crate) async fn from_output(login: &LoginShell<'_>, output: LoginOutput) -> Snapshot {
+    let mut full_fallback = login.full_refused();
+    let LoginOutput { vars, full_part } = output;
+    // A failed full mode keeps the environment: it falls back to `env` mode (B17).
+    let replay = match full_part {
+        None if login.captures_full() => {
+            full_fallback = Some("the login shell printed no aliases or functions".to_string());
+            None
+        }
+        None => None,
+        Some(part) => {
+            match prepare_replay(login.supervisor, login.bash, &part, &vars, login.own).await {
+                Ok(path) => Some(path),
+                Err(reason) => {
+                    full_fallback = Some(reason);
+                    None
+                }
+            }
+        }
+    };
+    Snapshot { vars, replay, fallback: None, full_fallback }
+}
+
+/// Runs the login shell once and parses what it printed; the error is the fallback reason.
+pub(crate) async fn run_login_shell(login: &LoginShell<'_>) -> Result<LoginOutput, String> {
+    let full = login.captures_full();
     let mut script = format!("printf '\\n{MARKER}\\n'; env -0");
     if full {
         script.push_str(&format!(
@@ -103,20 +154,17 @@ pub(crate) async fn capture(
              set +o | grep -Ev ' ({FULL_DROPPED_OPTIONS})$'"
         ));
     }
-    let mut env = EnvBuilder::from_vars(own.vars().map(|(k, v)| (k.clone(), v.clone())));
+    let mut env = EnvBuilder::from_vars(login.own.vars().map(|(k, v)| (k.clone(), v.clone())));
     env.remove_shell_state();
     let spec = SpawnSpec {
-        program: shell.clone(),
+        program: login.shell(),
         args: vec!["-l".into(), "-i".into(), "-c".into(), script.into()],
-        cwd,
+        cwd: login.cwd.clone(),
         env: env.into_vars(),
         ..SpawnSpec::default()
     };
     let started = Instant::now();
-    let child = match supervisor.spawn(spec).await {
-        Ok(child) => child,
-        Err(err) => return fallback(format!("{err}")),
-    };
+    let child = login.supervisor.spawn(spec).await.map_err(|err| format!("{err}"))?;
     let limits = budget_limits(started, Duration::from_millis(250), Duration::from_millis(500));
     let mut capture = Capture(Vec::new());
     let outcome = run(child, &mut capture, limits).await;
@@ -125,37 +173,30 @@ pub(crate) async fn capture(
         tokio::spawn(async move { tree.kill(Duration::from_millis(200)).await });
     }
     if let Some(reason) = run_failure(&outcome) {
-        return fallback(reason);
+        return Err(reason);
     }
-    let text = capture.0;
+    parse_output(&capture.0, full, login.own, login.rules)
+}
+
+/// Splits the login shell's output at the markers and keeps the variables it adds.
+fn parse_output(
+    text: &[u8],
+    full: bool,
+    own: &Lookup,
+    rules: &ScrubRules,
+) -> Result<LoginOutput, String> {
     let marker = format!("\n{MARKER}\n");
-    let Some(at) = find(&text, marker.as_bytes()) else {
-        return fallback("the login shell printed no environment".to_string());
+    let Some(at) = find(text, marker.as_bytes()) else {
+        return Err("the login shell printed no environment".to_string());
     };
     let full_marker = format!("\n{FULL_MARKER}\n");
-    let (env_part, full_part) = match find(&text, full_marker.as_bytes()) {
+    let (env_part, full_part) = match find(text, full_marker.as_bytes()) {
         Some(end) if full => {
-            (&text[at + marker.len()..end], Some(&text[end + full_marker.len()..]))
+            (&text[at + marker.len()..end], Some(text[end + full_marker.len()..].to_vec()))
         }
         _ => (&text[at + marker.len()..], None),
     };
-    let vars = kept_vars(env_part, own, rules);
-    // A failed full mode keeps the environment: it falls back to `env` mode (B17).
-    let replay = match full_part {
-        None if full => {
-            full_fallback = Some("the login shell printed no aliases or functions".to_string());
-            None
-        }
-        None => None,
-        Some(part) => match prepare_replay(supervisor, bash, part, &vars, own).await {
-            Ok(path) => Some(path),
-            Err(reason) => {
-                full_fallback = Some(reason);
-                None
-            }
-        },
-    };
-    Snapshot { vars, replay, fallback: None, full_fallback }
+    Ok(LoginOutput { vars: kept_vars(env_part, own, rules), full_part })
 }
 
 static REPLAYS: AtomicU64 = AtomicU64::new(0);
@@ -275,7 +316,7 @@ fn run_failure(outcome: &RunOutcome) -> Option<String> {
     }
 }
 
-fn fallback(reason: String) -> Snapshot {
+pub(crate) fn fallback(reason: String) -> Snapshot {
     Snapshot { vars: Vec::new(), replay: None, fallback: Some(reason), full_fallback: None }
 }
 

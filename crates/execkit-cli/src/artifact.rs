@@ -67,7 +67,7 @@ pub struct ArtifactArgs {
 const GREP_DEFAULT_MAX: u64 = 200;
 
 pub async fn run(cwd: Option<&Path>, args: ArtifactArgs) -> anyhow::Result<i32> {
-    let toolkit = common::toolkit(cwd)?;
+    let toolkit = common::cli_toolkit(cwd)?;
     let store = toolkit.artifacts().cloned().map_err(str::to_owned);
     toolkit.close().await;
     let store = match store {

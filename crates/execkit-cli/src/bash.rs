@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 
 use crate::call::{call_interruptible, one_shot_toolkit};
 use crate::common::{self, EXIT_FAILURE, EXIT_OK};
+use crate::live::Live;
 
 #[derive(Debug, Args)]
 #[command(long_about = "Run a bash command through the bash tool and print what the model \
@@ -57,15 +58,17 @@ pub async fn run(cwd: Option<&Path>, args: BashArgs) -> anyhow::Result<i32> {
     }
     // With --async this process waits for the job itself, so the job can live; otherwise the
     // call is one-shot and processes left running are stopped with the reason said.
-    let toolkit = if args.background { common::toolkit(cwd)? } else { one_shot_toolkit(cwd)? };
+    let toolkit = if args.background { common::cli_toolkit(cwd)? } else { one_shot_toolkit(cwd)? };
     let outcome = run_and_print(&toolkit, Value::Object(params)).await;
     toolkit.close().await;
     outcome
 }
 
 async fn run_and_print(toolkit: &Toolkit, params: Value) -> anyhow::Result<i32> {
-    let (result, interrupted) = call_interruptible(toolkit, "bash", params).await?;
-    print_text(&result)?;
+    // The output is printed as it arrives, then the rest of the result (its footer).
+    let live = Live::new(true);
+    let (result, interrupted) = call_interruptible(toolkit, "bash", params, Some(&live)).await?;
+    live.print_rest(&result.text())?;
     if let Some(signo) = interrupted {
         return Ok(common::signal_status(signo));
     }
@@ -80,7 +83,7 @@ async fn run_and_print(toolkit: &Toolkit, params: Value) -> anyhow::Result<i32> 
 async fn wait_for_job(toolkit: &Toolkit, job_id: &str) -> anyhow::Result<i32> {
     loop {
         let poll = json!({"poll": [job_id]});
-        let (result, interrupted) = call_interruptible(toolkit, "job", poll).await?;
+        let (result, interrupted) = call_interruptible(toolkit, "job", poll, None).await?;
         if let Some(signo) = interrupted {
             return Ok(common::signal_status(signo));
         }

@@ -10,6 +10,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::common::{self, EXIT_FAILURE, EXIT_OK, ShutdownSignals};
+use crate::live::Live;
 
 #[derive(Debug, Args)]
 #[command(long_about = "Run one tool call and print its result as JSON: \
@@ -40,7 +41,9 @@ pub async fn run(cwd: Option<&Path>, args: CallArgs) -> anyhow::Result<i32> {
         Err(err) => return common::usage(format!("the arguments are not valid JSON: {err}")),
     };
     let toolkit = one_shot_toolkit(cwd)?;
-    let outcome = call_interruptible(&toolkit, &args.tool, value).await;
+    // The JSON result alone goes to stdout; a terminal gets the status line on stderr.
+    let live = Live::new(false);
+    let outcome = call_interruptible(&toolkit, &args.tool, value, Some(&live)).await;
     toolkit.close().await;
     let (result, interrupted) = outcome?;
     common::print_text(&serde_json::to_string_pretty(&result)?)?;
@@ -55,23 +58,45 @@ pub async fn run(cwd: Option<&Path>, args: CallArgs) -> anyhow::Result<i32> {
 /// refuses `async` and stops processes a command leaves running, saying why, instead of
 /// promising a background job that would die with the process.
 pub fn one_shot_toolkit(cwd: Option<&Path>) -> anyhow::Result<Toolkit> {
-    let mut builder = Toolkit::builder().subreaper(true).one_shot(true);
-    if let Some(cwd) = cwd {
-        builder = builder.cwd(cwd);
-    }
-    builder.build().map_err(|reason| anyhow::anyhow!("failed to start the toolkit: {reason}"))
+    common::build(Toolkit::builder().subreaper(true).one_shot(true).prewarm(false), cwd)
 }
 
 /// Runs one call; SIGINT, SIGTERM or SIGHUP cancels it (killing what it started) and the
-/// cancelled result still comes back, with the signal number.
+/// cancelled result still comes back, with the signal number. With `live`, its progress goes
+/// there and its status line runs until the call ends.
 pub async fn call_interruptible(
     toolkit: &Toolkit,
     name: &str,
     args: Value,
+    live: Option<&Live>,
 ) -> anyhow::Result<(ToolResult, Option<i32>)> {
     let mut signals = ShutdownSignals::install()?;
     let cancel = CancellationToken::new();
-    let call = toolkit.call(name, args, CallContext { progress: None, cancel: cancel.clone() });
+    let progress = live.map(Live::progress);
+    let call = toolkit.call(name, args, CallContext { progress, cancel: cancel.clone() });
+    let status_done = CancellationToken::new();
+    let status = async {
+        if let Some(live) = live {
+            live.run_status(status_done.clone()).await;
+        }
+    };
+    let (outcome, ()) = tokio::join!(
+        async {
+            let outcome = interruptible(call, &mut signals, &cancel).await;
+            status_done.cancel();
+            outcome
+        },
+        status
+    );
+    Ok(outcome)
+}
+
+/// Awaits `call`, cancelling it on the first shutdown signal.
+async fn interruptible(
+    call: impl std::future::Future<Output = ToolResult>,
+    signals: &mut ShutdownSignals,
+    cancel: &CancellationToken,
+) -> (ToolResult, Option<i32>) {
     tokio::pin!(call);
     let mut interrupted = None;
     let result = loop {
@@ -83,5 +108,5 @@ pub async fn call_interruptible(
             }
         }
     };
-    Ok((result, interrupted))
+    (result, interrupted)
 }

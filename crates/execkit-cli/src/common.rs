@@ -32,9 +32,22 @@ pub fn usage<T>(message: impl Into<String>) -> anyhow::Result<T> {
     Err(UsageError(message.into()).into())
 }
 
-/// Builds the Toolkit every subcommand goes through. The binary is a child subreaper (O36).
+/// Builds the Toolkit of the MCP server: a child subreaper (O36) that pre-warms what its first
+/// calls will need.
 pub fn toolkit(cwd: Option<&Path>) -> anyhow::Result<Toolkit> {
-    let mut builder = Toolkit::builder().subreaper(true);
+    build(Toolkit::builder().subreaper(true), cwd)
+}
+
+/// Builds the Toolkit of a command-line front end (`call`, `bash`, `eval`, `tools`, `artifact`,
+/// `doctor`): as [`toolkit`], but nothing starts before a call needs it, so a call starts only
+/// what it uses (no login shell for a call that runs no bash, no kernel for one that runs no
+/// code).
+pub fn cli_toolkit(cwd: Option<&Path>) -> anyhow::Result<Toolkit> {
+    build(Toolkit::builder().subreaper(true).prewarm(false), cwd)
+}
+
+/// Builds `builder` with the `--cwd` directory.
+pub fn build(mut builder: execkit::ToolkitBuilder, cwd: Option<&Path>) -> anyhow::Result<Toolkit> {
     if let Some(cwd) = cwd {
         builder = builder.cwd(cwd);
     }

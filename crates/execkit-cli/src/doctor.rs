@@ -5,7 +5,7 @@ use std::path::Path;
 use crate::common::{self, EXIT_OK};
 
 pub async fn run(cwd: Option<&Path>) -> anyhow::Result<i32> {
-    let toolkit = common::toolkit(cwd)?;
+    let toolkit = common::cli_toolkit(cwd)?;
     let doctor = toolkit.doctor();
     toolkit.close().await;
     let mut out = String::new();

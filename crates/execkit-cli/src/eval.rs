@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use crate::call::call_interruptible;
 use crate::common::{self, EXIT_FAILURE, EXIT_OK};
+use crate::live::Live;
 
 #[derive(Debug, Args)]
 #[command(long_about = "Run Python cells through the eval tool and print what the model would \
@@ -35,11 +36,14 @@ pub async fn run(cwd: Option<&Path>, args: EvalArgs) -> anyhow::Result<i32> {
         }
         cells.push(cell);
     }
-    let toolkit = common::toolkit(cwd)?;
-    let outcome = call_interruptible(&toolkit, "eval", json!({"cells": Value::Array(cells)})).await;
+    let toolkit = common::cli_toolkit(cwd)?;
+    // One cell's output streams as it arrives; several cells print their headed text at the end.
+    let live = Live::new(cells.len() == 1);
+    let args = json!({"cells": Value::Array(cells)});
+    let outcome = call_interruptible(&toolkit, "eval", args, Some(&live)).await;
     toolkit.close().await;
     let (result, interrupted) = outcome?;
-    common::print_text(&result.text())?;
+    live.print_rest(&result.text())?;
     Ok(match interrupted {
         Some(signo) => common::signal_status(signo),
         None if result.is_error => EXIT_FAILURE,

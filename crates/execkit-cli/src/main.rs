@@ -13,8 +13,10 @@ mod artifact;
 mod bash;
 mod call;
 mod common;
+mod completions;
 mod doctor;
 mod eval;
+mod live;
 mod mcp;
 mod ssh;
 mod tools;
@@ -70,6 +72,8 @@ enum Command {
     Doctor,
     /// Stop ssh master connections, or probe a host's OS and shell again.
     Ssh(ssh::SshArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(completions::CompletionsArgs),
 }
 
 fn main() {
@@ -111,6 +115,7 @@ async fn dispatch(cli: Cli) -> i32 {
         Command::Artifact(args) => artifact::run(cwd, args).await,
         Command::Doctor => doctor::run(cwd).await,
         Command::Ssh(args) => ssh::run(cwd, args).await,
+        Command::Completions(args) => completions::run(args),
     };
     match result {
         Ok(code) => code,
@@ -180,6 +185,13 @@ mod tests {
             let err = parse(args).unwrap_err();
             assert_eq!(err.exit_code(), 2, "{args:?}");
         }
+    }
+
+    #[test]
+    fn completions_take_a_known_shell() {
+        assert!(parse(&["completions", "bash"]).is_ok());
+        let err = parse(&["completions", "tcsh"]).unwrap_err();
+        assert_eq!(err.exit_code(), 2);
     }
 
     #[test]

@@ -36,6 +36,8 @@ pub struct ToolkitBuilder {
     cwd: Option<PathBuf>,
     subreaper: bool,
     one_shot: bool,
+    /// Set by `prewarm(false)`: nothing starts before a call needs it.
+    lazy: bool,
     vars: HashMap<String, String>,
 }
 
@@ -57,6 +59,16 @@ impl ToolkitBuilder {
     /// outlive the call.
     pub fn one_shot(mut self, on: bool) -> Self {
         self.one_shot = on;
+        self
+    }
+
+    /// Start what calls will need when the Toolkit starts (default on): the bash snapshot's
+    /// login shell and the default session's kernels (`EXECKIT_EVAL_PREWARM`), so a server's
+    /// first call finds them ready. A one-shot front end turns it off, so a call starts only
+    /// what it uses: no login shell for a call that runs no bash, no kernel for one that runs
+    /// no code.
+    pub fn prewarm(mut self, on: bool) -> Self {
+        self.lazy = !on;
         self
     }
 
@@ -84,10 +96,12 @@ impl ToolkitBuilder {
         let mut bash_config =
             BashConfig::from_lookup(&lookup, &mut notes).map_err(|e| e.to_string())?;
         bash_config.one_shot = self.one_shot;
-        let eval_config =
+        bash_config.prewarm = !self.lazy;
+        let mut eval_config =
             EvalConfig::from_lookup(&lookup, &mut notes).map_err(|e| e.to_string())?;
         let ssh_config =
             SshToolConfig::from_lookup(&lookup, &mut notes).map_err(|e| e.to_string())?;
+        eval_config.prewarm &= !self.lazy;
         #[cfg(test)]
         let echo_config =
             echo::EchoConfig::from_lookup(&lookup, &mut notes).map_err(|e| e.to_string())?;

@@ -1,4 +1,5 @@
-"""Drives runner.py over its real pipes (fd 3 commands, fd 4 events), as the host does."""
+"""Drives the kernel (start.py, then runner.py) over its real pipes (fd 3 commands, fd 4 events),
+as the host does."""
 
 import json
 import os
@@ -16,8 +17,8 @@ PRELUDE = os.path.join(os.path.dirname(os.path.dirname(KERNEL_DIR)), "prelude", 
 class Kernel:
     def __init__(self, cwd=None):
         self.dir = tempfile.mkdtemp(prefix="execkit-kernel-test-")
-        for name in ("runner.py", "magics.py", "bundle.py", "snapshot.py", "streams.py",
-                     "channel.py", "tracebacks.py"):
+        for name in ("start.py", "runner.py", "magics.py", "bundle.py", "snapshot.py", "streams.py",
+                     "channel.py", "codec.py", "tracebacks.py"):
             shutil.copy(os.path.join(KERNEL_DIR, name), self.dir)
         shutil.copy(PRELUDE, self.dir)
         cmd_r, self.cmd_w = os.pipe()
@@ -32,7 +33,7 @@ class Kernel:
             os.dup2(b2, 4)
 
         self.proc = subprocess.Popen(
-            [sys.executable, "-I", "-B", "-X", "utf8", os.path.join(self.dir, "runner.py")],
+            [sys.executable, "-I", "-B", "-X", "utf8", os.path.join(self.dir, "start.py")],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             close_fds=False, preexec_fn=setup, cwd=cwd or self.dir, env=env)
         os.close(cmd_r)

@@ -32,7 +32,7 @@ pub enum Format {
 }
 
 pub async fn run(cwd: Option<&Path>, args: ToolsArgs) -> anyhow::Result<i32> {
-    let toolkit = common::toolkit(cwd)?;
+    let toolkit = common::cli_toolkit(cwd)?;
     let specs = toolkit.tools();
     for (name, why) in toolkit.unlisted_tools() {
         eprintln!("execkit: {name} is not listed: {why}");

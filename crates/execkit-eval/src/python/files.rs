@@ -8,19 +8,21 @@ use execkit_output::fsutil::write_private;
 use crate::error::StartError;
 
 /// The kernel's files, embedded so the binary is self-contained (style.md §7).
-pub const KERNEL_FILES: [(&str, &str); 8] = [
+pub const KERNEL_FILES: [(&str, &str); 10] = [
+    ("start.py", include_str!("../../../../python/kernel/start.py")),
     ("runner.py", include_str!("../../../../python/kernel/runner.py")),
     ("magics.py", include_str!("../../../../python/kernel/magics.py")),
     ("bundle.py", include_str!("../../../../python/kernel/bundle.py")),
     ("snapshot.py", include_str!("../../../../python/kernel/snapshot.py")),
     ("streams.py", include_str!("../../../../python/kernel/streams.py")),
     ("channel.py", include_str!("../../../../python/kernel/channel.py")),
+    ("codec.py", include_str!("../../../../python/kernel/codec.py")),
     ("tracebacks.py", include_str!("../../../../python/kernel/tracebacks.py")),
     ("prelude.py", include_str!("../../../../prelude/prelude.py")),
 ];
 
 /// Writes the embedded kernel files once to `<cache>/kernel-<hash>/` (mode 0600 files in a
-/// 0700 directory) and returns the runner's path.
+/// 0700 directory) and returns the path of the entry the interpreter runs (`start.py`).
 pub fn kernel_files(cache_dir: &Path) -> Result<PathBuf, StartError> {
     use std::os::unix::fs::DirBuilderExt;
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
@@ -34,7 +36,7 @@ pub fn kernel_files(cache_dir: &Path) -> Result<PathBuf, StartError> {
         path: dir.display().to_string(),
         reason: e.to_string(),
     };
-    let runner = dir.join("runner.py");
+    let runner = dir.join("start.py");
     if KERNEL_FILES.iter().all(|(name, text)| {
         std::fs::metadata(dir.join(name)).is_ok_and(|m| m.len() == text.len() as u64)
     }) {

@@ -22,7 +22,8 @@ pub use env::kernel_env;
 pub use files::{KERNEL_FILES, kernel_files};
 pub use interpreter::{Interpreter, Resolution};
 
-/// Python kernels: `python -I -B -X utf8 runner.py` with the resolved interpreter.
+/// Python kernels: `python -I -B -X utf8 start.py` (which runs `runner.py` from a bytecode
+/// cache) with the resolved interpreter.
 #[derive(Debug, Default)]
 pub struct PythonBackend {
     resolution: OnceCell<Resolution>,

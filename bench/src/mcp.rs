@@ -1,0 +1,186 @@
+//! Through `execkit mcp`, as a harness sees it: the first eval result after the server starts
+//! against a bare NDJSON Python kernel; the warm `1+1` round trip against ipykernel driven by
+//! jupyter_client (`bench/eval/jupyter_baseline.py`, same interpreter); bash `true` against a
+//! raw `bash -c true` plus the server's own `ping` round trip (the client and transport floor).
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::mcp_client::{McpServer, execkit_binary};
+use crate::stats::{ms, summarize};
+
+const FIRST_RUNS: usize = 10;
+const WARMUP: usize = 50;
+const WARM_RUNS: usize = 1000;
+const BASH_RUNS: usize = 500;
+
+/// The floor of a Python kernel: read a JSON line, evaluate, write a JSON line.
+const BARE_KERNEL: &str = r#"
+import json, sys
+ns = {}
+for line in sys.stdin:
+    code = json.loads(line)["code"]
+    value = eval(compile(code, "<cell>", "eval"), ns)
+    sys.stdout.write(json.dumps({"repr": repr(value)}) + "\n")
+    sys.stdout.flush()
+"#;
+
+fn python() -> String {
+    std::env::var("EXECKIT_PYTHON").unwrap_or_else(|_| "python3".to_string())
+}
+
+fn vars(dir: &std::path::Path) -> Vec<(&'static str, String)> {
+    vec![("EXECKIT_ARTIFACT_DIR", dir.join("artifacts").to_string_lossy().to_string())]
+}
+
+const PY_1_PLUS_1: fn() -> Value = || json!({"cells": [{"language": "py", "code": "1+1"}]});
+
+/// Spawn → first reply of the bare kernel.
+fn bare_kernel_first_reply() -> Option<Duration> {
+    let started = Instant::now();
+    let mut child = Command::new(python())
+        .args(["-I", "-c", BARE_KERNEL])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .ok()?;
+    let mut stdin = child.stdin.take()?;
+    stdin.write_all(b"{\"code\": \"1+1\"}\n").ok()?;
+    let mut line = String::new();
+    BufReader::new(child.stdout.take()?).read_line(&mut line).ok()?;
+    let elapsed = started.elapsed();
+    drop(stdin);
+    let _ = child.wait();
+    line.contains("\"2\"").then_some(elapsed)
+}
+
+pub fn first_eval() {
+    let Some(execkit) = execkit_binary() else {
+        return println!("mcp: build the CLI first: cargo build --release -p execkit-cli");
+    };
+    let Ok(dir) = tempfile::tempdir() else { return println!("mcp: no temp dir") };
+    let (mut bare, mut tool) = (Vec::new(), Vec::new());
+    for i in 0..FIRST_RUNS + 1 {
+        let Some(b) = bare_kernel_first_reply() else {
+            return println!("mcp: the bare kernel failed on {}", python());
+        };
+        let started = Instant::now();
+        let first = McpServer::start(&execkit, dir.path(), &vars(dir.path())).and_then(|mut s| {
+            let result = s.call("eval", PY_1_PLUS_1());
+            s.close();
+            result
+        });
+        let t = started.elapsed();
+        if let Err(err) = first {
+            return println!("mcp: {err}");
+        }
+        if i >= 1 {
+            bare.push(b);
+            tool.push(t);
+        }
+    }
+    let (bare, tool) = (summarize(bare).median, summarize(tool).median);
+    println!(
+        "mcp first eval ({FIRST_RUNS} runs): `execkit mcp` start → first `1+1` result median \
+         {:.1} ms; bare NDJSON kernel spawn → first reply {:.1} ms; ratio {:.2}x (target <= 1.5x)",
+        ms(tool),
+        ms(bare),
+        tool.as_secs_f64() / bare.as_secs_f64()
+    );
+}
+
+/// The median of ipykernel's warm round trip from `bench/eval/jupyter_baseline.py`.
+fn jupyter_warm_median() -> Option<Duration> {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/eval/jupyter_baseline.py");
+    let output =
+        Command::new(python()).args([script, &WARM_RUNS.to_string(), "0"]).output().ok()?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    let line = text.lines().find(|l| l.contains("ipykernel_warm_round_trip"))?;
+    let value: Value = serde_json::from_str(line).ok()?;
+    Some(Duration::from_secs_f64(value["median_us"].as_f64()? / 1e6))
+}
+
+pub fn warm_eval() {
+    let Some(execkit) = execkit_binary() else {
+        return println!("mcp: build the CLI first: cargo build --release -p execkit-cli");
+    };
+    let Ok(dir) = tempfile::tempdir() else { return println!("mcp: no temp dir") };
+    let mut server = match McpServer::start(&execkit, dir.path(), &vars(dir.path())) {
+        Ok(server) => server,
+        Err(err) => return println!("mcp: {err}"),
+    };
+    let mut samples = Vec::with_capacity(WARM_RUNS);
+    for i in 0..WARMUP + WARM_RUNS {
+        let started = Instant::now();
+        if let Err(err) = server.call("eval", PY_1_PLUS_1()) {
+            return println!("mcp: {err}");
+        }
+        if i >= WARMUP {
+            samples.push(started.elapsed());
+        }
+    }
+    server.close();
+    let tool = summarize(samples);
+    let Some(jupyter) = jupyter_warm_median() else {
+        return println!(
+            "mcp warm eval: median {:.0} µs p99 {:.0} µs; no Jupyter baseline (needs \
+             jupyter_client and ipykernel on {})",
+            ms(tool.median) * 1000.0,
+            ms(tool.p99) * 1000.0,
+            python()
+        );
+    };
+    println!(
+        "mcp warm eval ({WARM_RUNS} runs): `1+1` through MCP median {:.0} µs p99 {:.0} µs; \
+         ipykernel + jupyter_client {:.2} ms; {:.1}x faster (target >= 10x)",
+        ms(tool.median) * 1000.0,
+        ms(tool.p99) * 1000.0,
+        ms(jupyter),
+        jupyter.as_secs_f64() / tool.median.as_secs_f64()
+    );
+}
+
+pub fn bash() {
+    let Some(execkit) = execkit_binary() else {
+        return println!("mcp: build the CLI first: cargo build --release -p execkit-cli");
+    };
+    let Ok(dir) = tempfile::tempdir() else { return println!("mcp: no temp dir") };
+    let mut server = match McpServer::start(&execkit, dir.path(), &vars(dir.path())) {
+        Ok(server) => server,
+        Err(err) => return println!("mcp: {err}"),
+    };
+    let (mut raw, mut ping, mut tool) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..WARMUP + BASH_RUNS {
+        // Interleaved, so drift on the machine hits all three alike.
+        let started = Instant::now();
+        let _ = Command::new("bash").args(["-c", "true"]).status();
+        let r = started.elapsed();
+        let started = Instant::now();
+        let pinged = server.request("ping", json!({}));
+        let p = started.elapsed();
+        let started = Instant::now();
+        let called = server.call("bash", json!({"command": "true"}));
+        let t = started.elapsed();
+        if let Err(err) = pinged.and(called) {
+            return println!("mcp: {err}");
+        }
+        if i >= WARMUP {
+            raw.push(r);
+            ping.push(p);
+            tool.push(t);
+        }
+    }
+    server.close();
+    let (raw, ping, tool) = (summarize(raw).median, summarize(ping).median, summarize(tool).median);
+    println!(
+        "mcp bash ({BASH_RUNS} runs): `true` through MCP median {:.2} ms; raw `bash -c true` \
+         {:.2} ms; MCP ping {:.3} ms; added beyond raw + ping {:+.2} ms (target <= +0.4 ms)",
+        ms(tool),
+        ms(raw),
+        ms(ping),
+        ms(tool) - ms(raw) - ms(ping)
+    );
+}
