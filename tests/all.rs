@@ -14,5 +14,6 @@ mod job;
 mod mcp_raw;
 mod output;
 mod process;
+mod sandbox;
 mod support;
 mod toolkit;

@@ -105,7 +105,10 @@ impl SandboxOptions {
                 return Ok(SandboxOptions::default());
             }
             Err(err) => {
-                return Err(PolicyError::File { path: path.to_path_buf(), reason: err.to_string() });
+                return Err(PolicyError::File {
+                    path: path.to_path_buf(),
+                    reason: err.to_string(),
+                });
             }
         };
         serde_json::from_str(&text)

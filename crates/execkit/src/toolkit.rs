@@ -15,6 +15,7 @@ use execkit_process::Supervisor;
 use execkit_protocol::args::FieldHints;
 use execkit_protocol::bash::BashParams;
 use execkit_protocol::{Content, ToolResult, parse_params};
+use execkit_sandbox::SandboxOptions;
 use execkit_tool::{CallContext, Lookup, Notes};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -23,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 use crate::doctor::{self, Doctor, DoctorSection};
 #[cfg(test)]
 use crate::echo;
+use crate::sandbox;
 use crate::settings::{artifact_store, supervisor_config, toolkit_lookup};
 use crate::tools::{Tool, ToolSpec};
 
@@ -36,6 +38,7 @@ pub struct ToolkitBuilder {
     subreaper: bool,
     one_shot: bool,
     vars: HashMap<String, String>,
+    sandbox: SandboxOptions,
 }
 
 impl ToolkitBuilder {
@@ -67,6 +70,13 @@ impl ToolkitBuilder {
         self
     }
 
+    /// The sandbox policy (modes, network, writable, protected and denied paths), above the
+    /// environment and `sandbox.json` in precedence; fixed for the Toolkit's life.
+    pub fn sandbox(mut self, options: SandboxOptions) -> Self {
+        self.sandbox = options;
+        self
+    }
+
     /// Reads every knob through one lookup and starts the supervisor. Must run inside a tokio
     /// runtime. A knob that does not parse fails here, naming the knob and what it accepts;
     /// one out of range is clamped and said in doctor and the first result.
@@ -88,8 +98,9 @@ impl ToolkitBuilder {
         #[cfg(test)]
         let echo_config =
             echo::EchoConfig::from_lookup(&lookup, &mut notes).map_err(|e| e.to_string())?;
-        let supervisor_config = supervisor_config(&limits, &lookup, self.subreaper, &mut notes)
+        let mut supervisor_config = supervisor_config(&limits, &lookup, self.subreaper, &mut notes)
             .map_err(|e| e.to_string())?;
+        supervisor_config.sandbox = sandbox::resolve_policy(self.sandbox, &lookup, &cwd)?;
         let supervisor = Supervisor::start(supervisor_config)
             .map_err(|e| format!("failed to start the process supervisor: {e}"))?;
         let artifacts = artifact_store(&lookup, &limits);
@@ -273,6 +284,10 @@ impl Toolkit {
                 known.join(", ")
             ));
         };
+        if let Some(refused) = sandbox::refusal(&self.inner.supervisor, tool) {
+            return refused;
+        }
+        let call_cwd = sandbox::call_cwd(&args, &self.inner.cwd);
         #[cfg(test)]
         let echo = &self.inner.echo;
         let Inner { bash, eval, jobs, .. } = &*self.inner;
@@ -284,6 +299,7 @@ impl Toolkit {
             #[cfg(test)]
             Tool::Echo => self.run(args, ctx, async |p, ctx| echo.call(p, ctx).await).await,
         };
+        sandbox::annotate(&self.inner.supervisor, tool, &call_cwd, &mut result);
         if tool != Tool::Job && !self.inner.shutdown.is_cancelled() {
             self.announce_finished_jobs(&mut result);
         }
@@ -354,9 +370,14 @@ impl Toolkit {
         extras: BashExtras,
         ctx: CallContext,
     ) -> ToolResult {
+        if let Some(refused) = sandbox::refusal(&self.inner.supervisor, Tool::Bash) {
+            return refused;
+        }
+        let call_cwd = self.inner.cwd.join(params.cwd.as_deref().unwrap_or_default());
         let bash = &self.inner.bash;
         let mut result =
             self.guarded(ctx, async |ctx| bash.call_with(params, extras, ctx).await).await;
+        sandbox::annotate(&self.inner.supervisor, Tool::Bash, &call_cwd, &mut result);
         self.announce_finished_jobs(&mut result);
         self.add_settings_notice(&mut result);
         result
@@ -364,7 +385,14 @@ impl Toolkit {
 
     /// The tool list with JSON schemas.
     pub fn tools(&self) -> Vec<ToolSpec> {
-        Tool::ALL.iter().map(|t| t.spec()).collect()
+        Tool::ALL
+            .iter()
+            .map(|t| {
+                let mut spec = t.spec();
+                sandbox::describe(&self.inner.supervisor, *t, &mut spec.description);
+                spec
+            })
+            .collect()
     }
 
     /// The artifact store, or why artifacts are off.
@@ -388,6 +416,7 @@ impl Toolkit {
             ),
             doctor::processes(&inner.supervisor, &inner.limits),
             doctor::artifacts(&inner.artifacts),
+            sandbox::doctor(&inner.supervisor),
             DoctorSection::new("bash", inner.bash.doctor()),
             DoctorSection::new("eval", inner.eval.doctor()),
             DoctorSection::new("job", inner.jobs.doctor()),
