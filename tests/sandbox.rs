@@ -270,3 +270,46 @@ async fn a_cwd_outside_the_roots_is_said_once() {
     );
     assert_eq!(out.text().matches(&line).count(), 1, "{}", out.text());
 }
+
+#[test]
+fn the_cli_flags_set_the_policy_doctor_shows_it_and_bad_ones_stop_the_start() {
+    let cli = crate::cli::Sandbox::new();
+    let home = cli.home.path().to_str().unwrap().to_string();
+    let out = cli.execkit(&[
+        "doctor",
+        "--sandbox",
+        "workspace-write",
+        "--network",
+        "on",
+        "--writable",
+        &home,
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("sandbox\n  mode: workspace-write\n  network: on\n"), "{text}");
+    assert!(text.contains("enforcement: full"), "{text}");
+    let bad = cli.execkit(&["--sandbox", "sometimes", "doctor"]);
+    assert_eq!(bad.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&bad.stderr).into_owned();
+    assert!(
+        err.contains("--sandbox: expected off, read-only or workspace-write, not \"sometimes\""),
+        "{err}"
+    );
+    let missing =
+        cli.execkit(&["mcp", "--sandbox", "workspace-write", "--writable", "/does/not/exist"]);
+    let err = String::from_utf8_lossy(&missing.stderr).into_owned();
+    assert!(err.contains("--writable /does/not/exist: No such file"), "{err}");
+    let denied = cli.execkit(&[
+        "bash",
+        "--sandbox",
+        "workspace-write",
+        "--",
+        "echo x > /etc/execkit-sandbox-test",
+    ]);
+    let text = String::from_utf8_lossy(&denied.stdout).into_owned();
+    assert!(
+        text.contains("[sandbox: the command was denied writing to /etc/execkit-sandbox-test;"),
+        "{text}"
+    );
+    assert!(!std::path::Path::new("/etc/execkit-sandbox-test").exists());
+}

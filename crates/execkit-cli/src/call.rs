@@ -55,7 +55,8 @@ pub async fn run(cwd: Option<&Path>, args: CallArgs) -> anyhow::Result<i32> {
 /// refuses `async` and stops processes a command leaves running, saying why, instead of
 /// promising a background job that would die with the process.
 pub fn one_shot_toolkit(cwd: Option<&Path>) -> anyhow::Result<Toolkit> {
-    let mut builder = Toolkit::builder().subreaper(true).one_shot(true);
+    let mut builder =
+        Toolkit::builder().subreaper(true).one_shot(true).sandbox(crate::sandbox_args::options());
     if let Some(cwd) = cwd {
         builder = builder.cwd(cwd);
     }

@@ -34,7 +34,7 @@ pub fn usage<T>(message: impl Into<String>) -> anyhow::Result<T> {
 
 /// Builds the Toolkit every subcommand goes through. The binary is a child subreaper (O36).
 pub fn toolkit(cwd: Option<&Path>) -> anyhow::Result<Toolkit> {
-    let mut builder = Toolkit::builder().subreaper(true);
+    let mut builder = Toolkit::builder().subreaper(true).sandbox(crate::sandbox_args::options());
     if let Some(cwd) = cwd {
         builder = builder.cwd(cwd);
     }

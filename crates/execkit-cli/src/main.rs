@@ -16,6 +16,7 @@ mod common;
 mod doctor;
 mod eval;
 mod mcp;
+mod sandbox_args;
 mod tools;
 
 use std::path::PathBuf;
@@ -39,6 +40,9 @@ struct Cli {
     /// Base working directory for tool calls (default: the current directory).
     #[arg(long, global = true, value_name = "DIR")]
     cwd: Option<PathBuf>,
+
+    #[command(flatten)]
+    sandbox: sandbox_args::SandboxArgs,
 
     #[command(subcommand)]
     command: Command,
@@ -98,6 +102,7 @@ fn run(cli: Cli) -> i32 {
 }
 
 async fn dispatch(cli: Cli) -> i32 {
+    sandbox_args::set(cli.sandbox);
     let cwd = cli.cwd.as_deref();
     let result = match cli.command {
         Command::Mcp => mcp::run(cwd).await,
@@ -176,6 +181,16 @@ mod tests {
             let err = parse(args).unwrap_err();
             assert_eq!(err.exit_code(), 2, "{args:?}");
         }
+    }
+
+    #[test]
+    fn sandbox_flags_go_before_or_after_the_subcommand() {
+        let cli = parse(&["mcp", "--sandbox", "workspace-write", "--network", "off"]).unwrap();
+        assert_eq!(cli.sandbox.sandbox.as_deref(), Some("workspace-write"));
+        let cli = parse(&["doctor", "--writable", "/a", "--writable", "/b", "--deny-read", "/c"])
+            .unwrap();
+        assert_eq!(cli.sandbox.writable, [std::path::Path::new("/a"), std::path::Path::new("/b")]);
+        assert_eq!(cli.sandbox.deny_read, [std::path::Path::new("/c")]);
     }
 
     #[test]
