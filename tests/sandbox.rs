@@ -313,3 +313,59 @@ fn the_cli_flags_set_the_policy_doctor_shows_it_and_bad_ones_stop_the_start() {
     );
     assert!(!std::path::Path::new("/etc/execkit-sandbox-test").exists());
 }
+
+/// An unprivileged user gets the same sandbox through its own user namespace (uid mapped 1:1,
+/// so what it writes keeps its owner). Run as `nobody` through `setpriv` when the tests run
+/// as root; otherwise the other tests here already run unprivileged.
+#[test]
+fn an_unprivileged_user_gets_full_enforcement_through_a_user_namespace() {
+    // SAFETY: geteuid has no side effects.
+    if unsafe { libc::geteuid() } != 0 {
+        return;
+    }
+    if std::process::Command::new("setpriv").arg("--version").output().is_err() {
+        assert!(std::env::var("EXECKIT_TEST_STRICT").as_deref() != Ok("1"), "setpriv missing");
+        let notice = "SKIPPED an_unprivileged_user_gets_full_enforcement: no setpriv\n";
+        let _ = std::io::Write::write_all(&mut std::io::stderr(), notice.as_bytes());
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("execkit");
+    std::fs::copy(crate::cli::execkit_bin(), &bin).unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(ws.join(".git")).unwrap();
+    let chmod = |p: &std::path::Path, mode| {
+        std::fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(mode)).unwrap()
+    };
+    for path in [dir.path(), &ws, &ws.join(".git")] {
+        chmod(path, 0o777);
+    }
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new("setpriv")
+            .args(["--reuid", "65534", "--regid", "65534", "--clear-groups"])
+            .arg(&bin)
+            .args(["--cwd", ws.to_str().unwrap(), "--sandbox", "workspace-write"])
+            .args(args)
+            .env("HOME", dir.path())
+            .env("EXECKIT_ARTIFACT_DIR", dir.path().join("artifacts"))
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let doctor = run(&["doctor"]);
+    assert!(doctor.contains("enforcement: full"), "{doctor}");
+    let out =
+        run(&["bash", "--", "echo hi > f; stat -c %u f; echo x > .git/y; echo x > /var/tmp/x-$$"]);
+    assert!(out.starts_with("65534\n"), "{out}");
+    assert!(out.contains(".git/y: Read-only file system"), "{out}");
+    assert!(out.contains("Permission denied"), "{out}");
+}
+
+#[tokio::test]
+async fn pty_mode_keeps_its_terminal_under_the_sandbox() {
+    let home = outside("pty-home");
+    let kit = confined(&home, &[]);
+    let out = kit.bash(json!({"command": "test -t 1 && echo terminal > /dev/tty && stty size >/dev/null && echo ok", "pty": true})).await;
+    assert!(out.text().contains("terminal") && out.text().contains("ok"), "{}", out.text());
+}

@@ -170,5 +170,8 @@ pub(crate) fn doctor(supervisor: &Supervisor) -> DoctorSection {
             "enforcement: unavailable ({reason}); every call that would start a process fails"
         ),
     });
+    if let Some(reason) = sandbox.namespace_error() {
+        lines.push(format!("namespaces: {reason}"));
+    }
     DoctorSection::new("sandbox", lines)
 }

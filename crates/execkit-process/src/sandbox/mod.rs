@@ -30,6 +30,8 @@ pub struct Sandbox {
     tmp_dir: PathBuf,
     /// `<run dir>/cache`: caches when the user's cache directory is not writable.
     cache_dir: PathBuf,
+    /// Why the private namespaces could not be made, when they could not (for doctor).
+    namespace_error: Option<String>,
 }
 
 /// What a confined child needs, built in the parent.
@@ -46,14 +48,21 @@ impl Sandbox {
     pub fn start(policy: Policy, run_dir: &Path) -> Sandbox {
         let tmp_dir = run_dir.join("tmp");
         let cache_dir = run_dir.join("cache");
-        let mut sandbox =
-            Sandbox { policy, enforcement: Enforcement::Full, enforcer: None, tmp_dir, cache_dir };
+        let mut sandbox = Sandbox {
+            policy,
+            enforcement: Enforcement::Full,
+            enforcer: None,
+            tmp_dir,
+            cache_dir,
+            namespace_error: None,
+        };
         if !sandbox.policy.is_confined() {
             return sandbox;
         }
         match prepare(&sandbox.policy, run_dir) {
-            Ok((enforcer, missing)) => {
+            Ok(Built { enforcer, missing, namespace_error }) => {
                 sandbox.enforcer = Some(Arc::new(enforcer));
+                sandbox.namespace_error = namespace_error;
                 if !missing.is_empty() {
                     sandbox.enforcement = Enforcement::Partial { missing };
                 }
@@ -71,6 +80,11 @@ impl Sandbox {
 
     pub fn enforcement(&self) -> &Enforcement {
         &self.enforcement
+    }
+
+    /// Why the private namespaces are missing, when they are.
+    pub fn namespace_error(&self) -> Option<&str> {
+        self.namespace_error.as_deref()
     }
 
     /// The text every call that would start a process gets when the mode cannot be enforced.
@@ -129,8 +143,15 @@ impl Sandbox {
     }
 }
 
+/// What [`prepare`] made, and what it could not.
+struct Built {
+    enforcer: Enforcer,
+    missing: Vec<String>,
+    namespace_error: Option<String>,
+}
+
 /// Builds every part; returns what is not enforced, or why nothing can be.
-fn prepare(policy: &Policy, run_dir: &Path) -> Result<(Enforcer, Vec<String>), String> {
+fn prepare(policy: &Policy, run_dir: &Path) -> Result<Built, String> {
     if policy.simulate.landlock_unavailable {
         return Err("Landlock unavailable (EXECKIT_SANDBOX_TEST_UNAVAILABLE=1)".into());
     }
@@ -145,14 +166,19 @@ fn prepare(policy: &Policy, run_dir: &Path) -> Result<(Enforcer, Vec<String>), S
     let root = unsafe { libc::geteuid() } == 0;
     let needs_holder = wants_net || (wants_mounts && !root);
     let none = || namespaces::Namespaces { user: None, net: None };
+    let mut namespace_error = None;
     let (namespaces, namespaced) = if policy.simulate.no_user_namespaces {
+        namespace_error = Some("EXECKIT_SANDBOX_TEST_NO_USERNS=1".to_string());
         (none(), false)
     } else if !needs_holder {
         (none(), true)
     } else {
         match namespaces::create(wants_net) {
             Ok(ns) => (ns, true),
-            Err(_) => (none(), false),
+            Err(reason) => {
+                namespace_error = Some(reason);
+                (none(), false)
+            }
         }
     };
     let mounts = if wants_mounts && namespaced {
@@ -176,7 +202,11 @@ fn prepare(policy: &Policy, run_dir: &Path) -> Result<(Enforcer, Vec<String>), S
     let ruleset =
         ruleset::build(abi, &ruleset::Grants { writable: &writable, deny_tcp: only_unix })?;
     let filter = filter::build(only_unix)?;
-    Ok((Enforcer { ruleset, filter, namespaces, mounts }, missing))
+    Ok(Built {
+        enforcer: Enforcer { ruleset, filter, namespaces, mounts },
+        missing,
+        namespace_error,
+    })
 }
 
 impl Enforcer {

@@ -80,6 +80,9 @@ impl IdMaps {
     fn enter_user_namespace(&self) -> io::Result<()> {
         // SAFETY: raw syscalls on prepared, NUL-terminated data.
         unsafe {
+            // A non-dumpable process (the binary makes itself one) has /proc/self owned by
+            // root, so it could not write its own maps; this child is about to exec anyway.
+            check(libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0))?;
             check(libc::unshare(libc::CLONE_NEWUSER))?;
             write_file(c"/proc/self/setgroups", c"deny")?;
             write_file(c"/proc/self/uid_map", &self.uid_map)?;
