@@ -369,3 +369,138 @@ async fn pty_mode_keeps_its_terminal_under_the_sandbox() {
     let out = kit.bash(json!({"command": "test -t 1 && echo terminal > /dev/tty && stty size >/dev/null && echo ok", "pty": true})).await;
     assert!(out.text().contains("terminal") && out.text().contains("ok"), "{}", out.text());
 }
+
+/// A workspace-write Toolkit whose approver answers `answer` and counts the questions.
+fn with_approver(
+    home: &std::path::Path,
+    answer: Option<execkit::Approval>,
+) -> (Toolkit, std::sync::Arc<std::sync::Mutex<Vec<String>>>, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = asked.clone();
+    let approver: execkit::Approver =
+        std::sync::Arc::new(move |request: execkit::ApprovalRequest| {
+            seen.lock().unwrap().push(request.message);
+            Box::pin(async move {
+                match answer {
+                    Some(answer) => answer,
+                    None => std::future::pending().await,
+                }
+            })
+        });
+    let toolkit = Toolkit::builder()
+        .cwd(dir.path())
+        .var("HOME", home.to_string_lossy())
+        .var("EXECKIT_ARTIFACT_DIR", dir.path().join("artifacts").to_string_lossy())
+        .var("EXECKIT_SANDBOX", "workspace-write")
+        .var("EXECKIT_SANDBOX_APPROVAL_TIMEOUT_S", "1")
+        .approver(approver)
+        .build()
+        .unwrap();
+    (toolkit, asked, dir)
+}
+
+fn escalated(command: &str) -> Value {
+    json!({"command": command, "sandbox_permissions": "require_escalated", "justification": "needs the home directory"})
+}
+
+#[tokio::test]
+async fn an_escalation_runs_outside_only_with_a_persons_yes() {
+    let home = outside("escalate-home");
+    let target = home.join("approved.txt");
+    let command = format!("echo ok > {0} && cat {0}", target.display());
+    let (toolkit, asked, _dir) = with_approver(&home, Some(execkit::Approval::Once));
+    let call = |args: Value| toolkit.call("bash", args, Default::default());
+    let missing =
+        call(json!({"command": "true", "sandbox_permissions": "require_escalated"})).await;
+    assert_eq!(
+        missing.text(),
+        "Invalid argument \"justification\": required when sandbox_permissions is \"require_escalated\""
+    );
+    let out = call(escalated(&command)).await;
+    assert_eq!(out.text(), "ok", "{}", out.text());
+    assert_eq!(out.structured_content.as_ref().unwrap()["sandbox"]["escalated"], true);
+    assert_eq!(asked.lock().unwrap().len(), 1);
+    assert!(
+        asked.lock().unwrap()[0]
+            .starts_with("Allow this command to run outside the sandbox? echo ok > ")
+    );
+    assert!(asked.lock().unwrap()[0].ends_with(" — reason given: needs the home directory"));
+    // Once is once: the same command asks again, and without the flag it stays confined.
+    call(escalated(&command)).await;
+    assert_eq!(asked.lock().unwrap().len(), 2);
+    std::fs::remove_file(&target).unwrap();
+    let plain = call(json!({"command": command})).await;
+    assert!(
+        plain.text().contains("ask for an exception with \"sandbox_permissions\""),
+        "{}",
+        plain.text()
+    );
+    assert!(!target.exists());
+    toolkit.close().await;
+}
+
+#[tokio::test]
+async fn a_session_approval_is_remembered_and_declines_and_silence_run_nothing() {
+    let home = outside("session-home");
+    let (toolkit, asked, _dir) = with_approver(&home, Some(execkit::Approval::Session));
+    let command = format!("touch {}", home.join("s").display());
+    for _ in 0..2 {
+        let out = toolkit.call("bash", escalated(&command), Default::default()).await;
+        assert!(!out.is_error, "{}", out.text());
+    }
+    assert_eq!(asked.lock().unwrap().len(), 1);
+    let (declining, _, _dir2) = with_approver(&home, Some(execkit::Approval::Declined));
+    let marker = home.join("declined");
+    let out = declining
+        .call("bash", escalated(&format!("touch {}", marker.display())), Default::default())
+        .await;
+    assert!(out.is_error);
+    assert_eq!(out.text(), "The person declined to run this command outside the sandbox.");
+    let (silent, _, _dir3) = with_approver(&home, None);
+    let out = silent
+        .call("bash", escalated(&format!("touch {}", marker.display())), Default::default())
+        .await;
+    assert_eq!(out.text(), "The person did not answer within 1 second.");
+    assert!(!marker.exists());
+    let kit = confined(&home, &[]);
+    let out = kit.bash(escalated(&format!("touch {}", marker.display()))).await;
+    assert_eq!(
+        out.text(),
+        "This command asked to run outside the sandbox, but this client cannot ask a person for approval. Nothing was run."
+    );
+    assert!(!marker.exists());
+    for toolkit in [toolkit, declining, silent] {
+        toolkit.close().await;
+    }
+}
+
+/// The escalation flow over MCP elicitation with the official Python client: approve once,
+/// approve for the session, decline, silence, and a client without the capability.
+#[test]
+fn escalation_through_mcp_elicitation_with_the_python_client() {
+    let cli = crate::cli::Sandbox::new();
+    let probe = cli.command("python3").args(["-c", "import mcp"]).output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        assert!(std::env::var("EXECKIT_TEST_STRICT").as_deref() != Ok("1"), "python mcp missing");
+        let notice = "SKIPPED escalation_through_mcp_elicitation: python mcp package missing\n";
+        let _ = std::io::Write::write_all(&mut std::io::stderr(), notice.as_bytes());
+        return;
+    }
+    let workspace = tempfile::tempdir().unwrap();
+    let out_dir = outside("elicit-out");
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp_client/mcp_elicit.py");
+    let output = cli
+        .command("python3")
+        .arg(&script)
+        .arg(crate::cli::execkit_bin())
+        .arg(workspace.path())
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&output.stdout).into_owned();
+    let errors = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success() && printed.ends_with("ALL OK\n"), "{printed}\n{errors}");
+    assert!(errors.contains("execkit: sandbox: approved once: echo yes > "), "{errors}");
+    assert!(errors.contains("execkit: sandbox: declined: touch "), "{errors}");
+}

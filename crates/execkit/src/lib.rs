@@ -9,12 +9,14 @@
 mod doctor;
 #[cfg(test)]
 mod echo;
+mod escalation;
 mod sandbox;
 mod settings;
 mod toolkit;
 pub mod tools;
 
 pub use doctor::{Doctor, DoctorSection};
+pub use escalation::{Approval, ApprovalRequest, Approver};
 pub use execkit_bash::BashExtras;
 pub use execkit_output::artifact::{ArtifactId, ArtifactStore, ReadOutput, Selection};
 pub use execkit_protocol::ProgressFn;

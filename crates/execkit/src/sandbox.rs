@@ -57,6 +57,7 @@ pub(crate) fn annotate(
     supervisor: &Supervisor,
     tool: Tool,
     call_cwd: &Path,
+    escalated: bool,
     result: &mut ToolResult,
 ) {
     let sandbox = supervisor.sandbox();
@@ -65,7 +66,12 @@ pub(crate) fn annotate(
         return;
     }
     let mut report = SandboxReport::new(policy, sandbox.enforcement());
+    report.escalated = escalated;
     let mut lines = Vec::new();
+    if escalated {
+        set_report(result, &report);
+        return;
+    }
     if policy.mode == Mode::WorkspaceWrite && !policy.allows_write(call_cwd) {
         lines.push(format!(
             "[sandbox: {} is outside the writable roots; writes here will be denied]",
@@ -76,7 +82,7 @@ pub(crate) fn annotate(
         let text = result.text();
         if let Some(denial) = find_denial(&text, policy, call_cwd) {
             report.denied = true;
-            lines.push(denial.line(policy, false));
+            lines.push(denial.line(policy, tool == Tool::Bash));
         }
     }
     append_lines(result, &lines);

@@ -24,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 use crate::doctor::{self, Doctor, DoctorSection};
 #[cfg(test)]
 use crate::echo;
+use crate::escalation::{Approver, ApproverSlot, Escalations};
 use crate::sandbox;
 use crate::settings::{artifact_store, supervisor_config, toolkit_lookup};
 use crate::tools::{Tool, ToolSpec};
@@ -39,6 +40,7 @@ pub struct ToolkitBuilder {
     one_shot: bool,
     vars: HashMap<String, String>,
     sandbox: SandboxOptions,
+    approver: ApproverSlot,
 }
 
 impl ToolkitBuilder {
@@ -77,6 +79,14 @@ impl ToolkitBuilder {
         self
     }
 
+    /// Who approves a bash call that asks to run outside the sandbox (`sandbox_permissions:
+    /// "require_escalated"`); without one such calls are refused. A front end may pass its own
+    /// per call instead ([`Toolkit::call_with_approver`]).
+    pub fn approver(mut self, approver: Approver) -> Self {
+        self.approver = ApproverSlot(Some(approver));
+        self
+    }
+
     /// Reads every knob through one lookup and starts the supervisor. Must run inside a tokio
     /// runtime. A knob that does not parse fails here, naming the knob and what it accepts;
     /// one out of range is clamped and said in doctor and the first result.
@@ -95,6 +105,8 @@ impl ToolkitBuilder {
         bash_config.one_shot = self.one_shot;
         let eval_config =
             EvalConfig::from_lookup(&lookup, &mut notes).map_err(|e| e.to_string())?;
+        let escalations =
+            Escalations::from_lookup(&lookup, &mut notes).map_err(|e| e.to_string())?;
         #[cfg(test)]
         let echo_config =
             echo::EchoConfig::from_lookup(&lookup, &mut notes).map_err(|e| e.to_string())?;
@@ -116,6 +128,8 @@ impl ToolkitBuilder {
             artifacts,
             jobs,
             shutdown,
+            escalations,
+            approver: self.approver,
             #[cfg(test)]
             echo_config,
         };
@@ -146,6 +160,8 @@ struct Parts {
     artifacts: Result<ArtifactStore, String>,
     jobs: JobTable,
     shutdown: CancellationToken,
+    escalations: Escalations,
+    approver: ApproverSlot,
     #[cfg(test)]
     echo_config: echo::EchoConfig,
 }
@@ -197,6 +213,8 @@ impl Parts {
                 eval,
                 jobs: self.jobs,
                 shutdown: self.shutdown,
+                escalations: self.escalations,
+                approver: self.approver,
             }
         });
         Toolkit { inner }
@@ -241,6 +259,10 @@ struct Inner {
     bash: BashRunner,
     eval: EvalRunner,
     jobs: JobTable,
+    /// Remembered approvals of calls that run outside the sandbox, and the answer timeout.
+    escalations: Escalations,
+    /// The library's approver, for calls that bring none of their own.
+    approver: ApproverSlot,
     #[cfg(test)]
     echo: echo::EchoRunner,
     /// Cancelled by `close()`: every call in flight ends as cancelled.
@@ -277,6 +299,19 @@ impl Toolkit {
 
     /// Runs one tool call. Never panics; invalid calls come back as `isError` results.
     pub async fn call(&self, name: &str, args: Value, ctx: CallContext) -> ToolResult {
+        let approver = self.inner.approver.0.clone();
+        self.call_with_approver(name, args, ctx, approver).await
+    }
+
+    /// [`Toolkit::call`] with the front end's own way to ask a person (MCP elicitation when the
+    /// client offers it), or `None` when it has none.
+    pub async fn call_with_approver(
+        &self,
+        name: &str,
+        args: Value,
+        ctx: CallContext,
+        approver: Option<Approver>,
+    ) -> ToolResult {
         let Some(tool) = Tool::from_name(name) else {
             let known: Vec<&str> = Tool::ALL.iter().map(|t| t.name()).collect();
             return ToolResult::error(format!(
@@ -290,21 +325,47 @@ impl Toolkit {
         let call_cwd = sandbox::call_cwd(&args, &self.inner.cwd);
         #[cfg(test)]
         let echo = &self.inner.echo;
-        let Inner { bash, eval, jobs, .. } = &*self.inner;
+        let Inner { eval, jobs, .. } = &*self.inner;
+        let escalated = AtomicBool::new(false);
+        let approver = approver.as_ref();
         // One arm per tool, all of one shape: parse the arguments, then the guarded call.
         let mut result = match tool {
-            Tool::Bash => self.run(args, ctx, async |p, ctx| bash.call(p, ctx).await).await,
+            Tool::Bash => {
+                let bash =
+                    async |p, ctx: &CallContext| self.bash(p, ctx, approver, &escalated).await;
+                self.run(args, ctx, bash).await
+            }
             Tool::Eval => self.run(args, ctx, async |p, ctx| eval.call(p, ctx).await).await,
             Tool::Job => self.run(args, ctx, async |p, ctx| jobs.call(p, ctx).await).await,
             #[cfg(test)]
             Tool::Echo => self.run(args, ctx, async |p, ctx| echo.call(p, ctx).await).await,
         };
-        sandbox::annotate(&self.inner.supervisor, tool, &call_cwd, &mut result);
+        let escalated = escalated.load(Ordering::Relaxed);
+        sandbox::annotate(&self.inner.supervisor, tool, &call_cwd, escalated, &mut result);
         if tool != Tool::Job && !self.inner.shutdown.is_cancelled() {
             self.announce_finished_jobs(&mut result);
         }
         self.add_settings_notice(&mut result);
         result
+    }
+
+    /// A bash call: in the sandbox, or outside it when it asks and a person approves.
+    async fn bash(
+        &self,
+        params: BashParams,
+        ctx: &CallContext,
+        approver: Option<&Approver>,
+        escalated: &AtomicBool,
+    ) -> ToolResult {
+        let policy = self.inner.supervisor.sandbox().policy();
+        match self.inner.escalations.decide(&params, policy, approver).await {
+            Err(refused) => refused,
+            Ok(false) => self.inner.bash.call(params, ctx).await,
+            Ok(true) => {
+                escalated.store(true, Ordering::Relaxed);
+                self.inner.bash.call_escalated(params, ctx).await
+            }
+        }
     }
 
     /// Parses `args` into the tool's params (an argument error is the result), then runs the
@@ -377,7 +438,7 @@ impl Toolkit {
         let bash = &self.inner.bash;
         let mut result =
             self.guarded(ctx, async |ctx| bash.call_with(params, extras, ctx).await).await;
-        sandbox::annotate(&self.inner.supervisor, Tool::Bash, &call_cwd, &mut result);
+        sandbox::annotate(&self.inner.supervisor, Tool::Bash, &call_cwd, false, &mut result);
         self.announce_finished_jobs(&mut result);
         self.add_settings_notice(&mut result);
         result
