@@ -109,7 +109,7 @@ mod tests {
         assert_eq!(
             err(json!({"command": "x", "timout": 5})),
             "Invalid argument \"timout\": unknown field; expected one of command, cwd, env, \
-             timeout, head, tail, pty, async"
+             timeout, head, tail, pty, async, sandbox_permissions, justification"
         );
         let ok =
             parse_params::<BashParams>(json!({"command": "ls", "async": true, "tail": 3})).unwrap();
