@@ -15,6 +15,7 @@ mod job;
 mod mcp_raw;
 mod output;
 mod process;
+mod sandbox;
 mod ssh;
 mod support;
 mod toolkit;

@@ -2,7 +2,7 @@
 //! the ratio, because absolute times drift on shared machines.
 //!
 //! `cargo run --release -p execkit-bench -- [all|bash-overhead|sink|flood-rss|spawn|input-wait|
-//! ssh|oneshot-bash|oneshot-eval|mcp-first-eval|mcp-warm-eval|mcp-bash]`
+//! ssh|oneshot-bash|oneshot-eval|mcp-first-eval|mcp-warm-eval|mcp-bash|sandbox]`
 
 // Benchmarks print their results, start their baselines with `std::process::Command`, and read
 // `EXECKIT_BENCH_*` variables directly.
@@ -14,6 +14,7 @@ mod mcp_client;
 mod oneshot;
 mod overhead;
 mod rss;
+mod sandbox;
 mod sink;
 mod spawn;
 mod ssh;
@@ -62,6 +63,9 @@ fn main() {
     if run_all || which == "mcp-bash" {
         mcp::bash();
     }
+    if run_all || which == "sandbox" {
+        runtime.block_on(sandbox::overhead());
+    }
     let known = [
         "bash-overhead",
         "sink",
@@ -74,6 +78,7 @@ fn main() {
         "mcp-first-eval",
         "mcp-warm-eval",
         "mcp-bash",
+        "sandbox",
     ];
     if !run_all && !known.contains(&which.as_str()) {
         println!("unknown benchmark {which:?}; expected all or one of {}", known.join(", "));

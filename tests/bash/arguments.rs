@@ -55,7 +55,7 @@ async fn invalid_arguments_run_nothing() {
         (
             json!({"command": "ls", "timout": 5}),
             "Invalid argument \"timout\": unknown field; expected one of command, cwd, env, \
-             timeout, head, tail, pty, async",
+             timeout, head, tail, pty, async, sandbox_permissions, justification",
         ),
         (
             json!({"command": "echo a\u{0}b"}),

@@ -72,6 +72,7 @@ impl BashRunner {
             env,
             stdin: if extras.stdin.is_some() { StdinMode::Pipe } else { StdinMode::Null },
             pty: pty.then_some(size),
+            confinement: request.confinement,
             ..SpawnSpec::default()
         };
         let supervisor = &inner.deps.supervisor;

@@ -46,6 +46,8 @@ pub(crate) struct Request {
     pub normalized: Option<TailRewrite>,
     pub pty: bool,
     pub run_async: bool,
+    /// The Supervisor's sandbox, or outside it for a call a person approved.
+    pub confinement: execkit_process::Confinement,
 }
 
 /// Why a call stops before it runs.
@@ -146,6 +148,7 @@ fn prepare(params: BashParams, ctx: &Prepare<'_>) -> Result<Request, Rejection> 
         kind: meaning::command_kind(&lexed),
         pty,
         run_async,
+        confinement: execkit_process::Confinement::Policy,
     })
 }
 

@@ -9,8 +9,8 @@ use execkit_jobs::JobTable;
 use execkit_output::artifact::ArtifactStore;
 use execkit_output::clamp::Limits;
 use execkit_output::sink::{OutputSink, SinkConfig, Spill};
-use execkit_process::Supervisor;
 use execkit_process::env::{EnvBuilder, ScrubRules};
+use execkit_process::{Confinement, Supervisor};
 use execkit_protocol::ToolResult;
 use execkit_protocol::bash::BashParams;
 use execkit_runkit::{mark_cancelled_kill, run_to_end};
@@ -143,6 +143,22 @@ impl BashRunner {
         extras: BashExtras,
         ctx: &CallContext,
     ) -> ToolResult {
+        self.call_confined(params, extras, ctx, Confinement::Policy).await
+    }
+
+    /// Runs one call outside the sandbox, its processes and jobs included. Only for a call a
+    /// person has approved: the Toolkit asks before it calls this.
+    pub async fn call_escalated(&self, params: BashParams, ctx: &CallContext) -> ToolResult {
+        self.call_confined(params, BashExtras::default(), ctx, Confinement::Exempt).await
+    }
+
+    async fn call_confined(
+        &self,
+        params: BashParams,
+        extras: BashExtras,
+        ctx: &CallContext,
+        confinement: Confinement,
+    ) -> ToolResult {
         let inner = &self.inner;
         let prepared = Prepare {
             config: &inner.config,
@@ -151,12 +167,13 @@ impl BashRunner {
             max_timeout: inner.deps.limits.max_timeout_s,
             home: inner.derived.home.as_deref(),
         };
-        let request = match prepared.run(params) {
+        let mut request = match prepared.run(params) {
             Ok(request) => request,
             Err(Rejection::Invalid(text)) | Err(Rejection::Failed(text)) => {
                 return ToolResult::error(text);
             }
         };
+        request.confinement = confinement;
         if let Err(text) = check_extras(&extras) {
             return ToolResult::error(text);
         }

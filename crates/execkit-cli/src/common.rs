@@ -46,8 +46,9 @@ pub fn cli_toolkit(cwd: Option<&Path>) -> anyhow::Result<Toolkit> {
     build(Toolkit::builder().subreaper(true).prewarm(false), cwd)
 }
 
-/// Builds `builder` with the `--cwd` directory.
-pub fn build(mut builder: execkit::ToolkitBuilder, cwd: Option<&Path>) -> anyhow::Result<Toolkit> {
+/// Builds `builder` with the `--cwd` directory and the sandbox flags.
+pub fn build(builder: execkit::ToolkitBuilder, cwd: Option<&Path>) -> anyhow::Result<Toolkit> {
+    let mut builder = builder.sandbox(crate::sandbox_args::options());
     if let Some(cwd) = cwd {
         builder = builder.cwd(cwd);
     }

@@ -18,6 +18,7 @@ mod doctor;
 mod eval;
 mod live;
 mod mcp;
+mod sandbox_args;
 mod ssh;
 mod tools;
 
@@ -42,6 +43,9 @@ struct Cli {
     /// Base working directory for tool calls (default: the current directory).
     #[arg(long, global = true, value_name = "DIR")]
     cwd: Option<PathBuf>,
+
+    #[command(flatten)]
+    sandbox: sandbox_args::SandboxArgs,
 
     #[command(subcommand)]
     command: Command,
@@ -105,6 +109,7 @@ fn run(cli: Cli) -> i32 {
 }
 
 async fn dispatch(cli: Cli) -> i32 {
+    sandbox_args::set(cli.sandbox);
     let cwd = cli.cwd.as_deref();
     let result = match cli.command {
         Command::Mcp => mcp::run(cwd).await,
@@ -192,6 +197,16 @@ mod tests {
         assert!(parse(&["completions", "bash"]).is_ok());
         let err = parse(&["completions", "tcsh"]).unwrap_err();
         assert_eq!(err.exit_code(), 2);
+    }
+
+    #[test]
+    fn sandbox_flags_go_before_or_after_the_subcommand() {
+        let cli = parse(&["mcp", "--sandbox", "workspace-write", "--network", "off"]).unwrap();
+        assert_eq!(cli.sandbox.sandbox.as_deref(), Some("workspace-write"));
+        let cli = parse(&["doctor", "--writable", "/a", "--writable", "/b", "--deny-read", "/c"])
+            .unwrap();
+        assert_eq!(cli.sandbox.writable, [std::path::Path::new("/a"), std::path::Path::new("/b")]);
+        assert_eq!(cli.sandbox.deny_read, [std::path::Path::new("/c")]);
     }
 
     #[test]

@@ -1,20 +1,24 @@
-//! The confinement hook: what a child may do beyond the containment every child gets.
+//! The confinement of one spawn: the Supervisor's sandbox, or an exemption.
 //!
-//! Every spawn carries a [`Confinement`] ([`crate::SpawnSpec::confinement`]). It is prepared in
-//! the parent before the clone ([`Confinement::prepare`]: anything that allocates, opens files
-//! or compiles filters happens there) and applied in the cloned child after its stdio, working
-//! directory and process setup and right before `execve` ([`Prepared::apply`]), where only raw,
-//! async-signal-safe syscalls are allowed. Today the only policy is [`Confinement::None`]; a
-//! sandbox fills in Landlock and seccomp here without any tool changing how it spawns.
+//! Every spawn carries a [`Confinement`] ([`crate::SpawnSpec::confinement`]). The default is
+//! the Supervisor's sandbox policy ([`crate::SupervisorConfig::sandbox`]), so a tool confines
+//! its processes without saying anything; only [`Confinement::Exempt`] (the ssh client, whose
+//! work is remote, or a call a person approved to run outside the sandbox) opts out, by name.
+//! What the child applies is prepared in the parent before the clone ([`Prepared`]) and
+//! applied in the cloned child right before `execve`, where only raw syscalls are allowed.
 
-use std::io;
+use std::sync::Arc;
 
-/// How a child is confined. The default confines nothing.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+use crate::sandbox::Enforcer;
+
+/// How a child is confined.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Confinement {
-    /// No confinement beyond the session, process group and cgroup every child gets.
+    /// The Supervisor's sandbox policy (nothing beyond containment when its mode is `off`).
     #[default]
-    None,
+    Policy,
+    /// Outside the sandbox: the ssh client, or a call a person approved.
+    Exempt,
 }
 
 /// A confinement ready to apply in the child: built in the parent, holding everything the
@@ -22,16 +26,7 @@ pub enum Confinement {
 #[derive(Debug)]
 pub(crate) enum Prepared {
     None,
-}
-
-impl Confinement {
-    /// Builds, in the parent, what applying this confinement in the child needs. An error
-    /// fails the spawn before any child exists.
-    pub(crate) fn prepare(&self) -> io::Result<Prepared> {
-        match self {
-            Confinement::None => Ok(Prepared::None),
-        }
-    }
+    Sandbox(Arc<Enforcer>),
 }
 
 impl Prepared {
@@ -43,6 +38,8 @@ impl Prepared {
     pub(crate) unsafe fn apply(&self) -> Result<(), libc::c_int> {
         match self {
             Prepared::None => Ok(()),
+            // SAFETY: passed on from this function's own contract.
+            Prepared::Sandbox(enforcer) => unsafe { enforcer.apply() },
         }
     }
 }
@@ -52,9 +49,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_default_confines_nothing() {
-        let prepared = Confinement::default().prepare().unwrap();
+    fn nothing_prepared_applies_nothing() {
         // SAFETY: `None` makes no syscall, so applying it outside a child is harmless.
-        assert_eq!(unsafe { prepared.apply() }, Ok(()));
+        assert_eq!(unsafe { Prepared::None.apply() }, Ok(()));
     }
 }

@@ -14,10 +14,12 @@
 //! through the same [`OutputPipe`], and [`PtyHandle`] gives the foreground process group and
 //! line-discipline flags that input-wait detection needs.
 //!
-//! Every spawn carries a [`Confinement`] ([`SpawnSpec::confinement`], `None` by default): a
-//! policy prepared in the parent and applied in the child with raw syscalls right before exec.
-//! It is the one place a sandbox (Landlock, seccomp) plugs in, so every tool that spawns
-//! through the [`Supervisor`] is confined without changing.
+//! Every child is confined by the Supervisor's sandbox policy ([`SupervisorConfig::sandbox`]):
+//! Landlock rules, a seccomp filter, a private network namespace shared by the Supervisor's
+//! children and a mount namespace for protected paths, all prepared once in the parent
+//! ([`Sandbox`]) and applied in the child with raw syscalls right before exec. A spawn opts
+//! out only by naming [`Confinement::Exempt`], so no tool can run unconfined by accident;
+//! where a confined mode cannot be enforced, no confined child starts.
 //!
 //! Statuses are collected per pid (a pidfd says when), never with `waitpid(-1)`, so a host
 //! with children of its own keeps their statuses.
@@ -32,6 +34,7 @@ pub mod procfs;
 mod pty;
 pub mod run;
 mod rundir;
+mod sandbox;
 mod saved_env;
 mod scrub;
 mod search_path;
@@ -44,7 +47,9 @@ mod vfork;
 mod watchdog;
 
 pub use confine::Confinement;
+pub use execkit_sandbox as policy;
 pub use pty::{PtyHandle, PtySize, PtyUnavailable, TermMode};
+pub use sandbox::Sandbox;
 pub use search_path::find_on_path;
 pub use spawn::{
     Child, ExitStatus, OutputPipe, SpawnError, SpawnSpec, StdinMode, StdinPipe, signal_name,

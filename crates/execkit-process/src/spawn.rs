@@ -39,8 +39,8 @@ pub struct SpawnSpec {
     /// Run on a PTY of this size: the slave is fds 0, 1, 2 and the controlling terminal, and
     /// `stdin` is ignored (input goes through [`Child::pty`]).
     pub pty: Option<PtySize>,
-    /// What the child may do beyond containment; [`Confinement::None`] by default. Prepared
-    /// here and applied in the child right before exec, so no tool needs to know how.
+    /// [`Confinement::Policy`] (the Supervisor's sandbox) by default; only
+    /// [`Confinement::Exempt`] runs outside it.
     pub confinement: Confinement,
     /// The child starts a daemon that must outlive this process (an ssh ControlMaster, which
     /// forks away after authentication). It gets no cgroup leaf (the daemon would stay a

@@ -16,6 +16,7 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 
 use crate::child::{ChildSetup, MAX_EXTRA_FDS};
+use crate::confine::Prepared;
 use crate::spawn::{SpawnSpec, StdinMode};
 use crate::tree::Shared;
 use crate::vfork::{self, ChildStack, ExecImage, Launch};
@@ -52,6 +53,8 @@ pub(crate) struct Request {
     pub cgroup_procs: Option<OwnedFd>,
     /// `cgroup.procs` of the child's v1 `pids` leaf, opened before the fork.
     pub pids_procs: Option<OwnedFd>,
+    /// The sandbox the child applies, prepared by the Supervisor from its policy.
+    pub confinement: Prepared,
     pub reply: oneshot::Sender<io::Result<Spawned>>,
 }
 
@@ -64,7 +67,7 @@ pub(crate) fn start(shared: Arc<Shared>) -> io::Result<mpsc::Sender<Request>> {
             match rx.recv_timeout(REAP_INTERVAL) {
                 Ok(request) => {
                     let procs = [request.cgroup_procs, request.pids_procs];
-                    let result = spawn_one(&mut stack, request.spec, procs);
+                    let result = spawn_one(&mut stack, request.spec, procs, request.confinement);
                     if let Err(Ok(orphan)) = request.reply.send(result) {
                         // The caller stopped waiting (its future was dropped): nobody would
                         // ever track this child.
@@ -110,12 +113,12 @@ fn spawn_one(
     stack: &mut Option<ChildStack>,
     spec: SpawnSpec,
     procs: [Option<OwnedFd>; 2],
+    confinement: Prepared,
 ) -> io::Result<Spawned> {
     if spec.extra_fds.len() > MAX_EXTRA_FDS {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "too many extra fds"));
     }
     let image = ExecImage::new(&spec)?;
-    let confinement = spec.confinement.prepare()?;
     let cwd = match spec.cwd.as_os_str().as_bytes() {
         [] => None,
         bytes => Some(CString::new(bytes).map_err(|_| vfork::nul_error())?),

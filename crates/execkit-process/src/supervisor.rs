@@ -14,8 +14,10 @@ use tokio::sync::oneshot;
 use tokio::task::JoinSet;
 
 use crate::cgroup::{self, CgroupRoot};
+use crate::confine::{Confinement, Prepared};
 use crate::pids_v1::{self, PidsRoot};
 use crate::pty::{PtyHandle, PtyUnavailable};
+use crate::sandbox::Sandbox;
 use crate::spawn::{Child, OutputPipe, SpawnError, SpawnSpec, StdinPipe};
 use crate::spawner::{self, Request, SpawnedOutput};
 use crate::tree::{Leaves, ProcessTree, Shared, lock};
@@ -50,6 +52,8 @@ pub struct SupervisorConfig {
     pub runtime_dir: Option<PathBuf>,
     /// `TMPDIR`: where a private run directory goes when the shared one cannot be used.
     pub temp_dir: Option<PathBuf>,
+    /// The sandbox policy every child is confined by (mode `off` by default).
+    pub sandbox: execkit_sandbox::Policy,
 }
 
 impl Default for SupervisorConfig {
@@ -65,6 +69,7 @@ impl Default for SupervisorConfig {
             pids_max: crate::cgroup::PIDS_MAX,
             runtime_dir: None,
             temp_dir: None,
+            sandbox: execkit_sandbox::Policy::default(),
         }
     }
 }
@@ -96,6 +101,7 @@ struct Inner {
     /// The v1 `pids` leaves' parent, or why spawns get none.
     pids_v1: Result<PidsRoot, String>,
     run_dir: PathBuf,
+    sandbox: Sandbox,
     /// The watchdog's pid, or why there is none.
     watchdog: Result<u32, String>,
     shared: Arc<Shared>,
@@ -144,6 +150,7 @@ impl Supervisor {
             trees: Mutex::new(Vec::new()),
         });
         let run_dir = rundir::acquire(config.runtime_dir.as_deref(), config.temp_dir.as_deref())?;
+        let sandbox = Sandbox::start(config.sandbox.clone(), &run_dir);
         let requests = match spawner::start(shared.clone()) {
             Ok(requests) => requests,
             Err(err) => {
@@ -158,6 +165,7 @@ impl Supervisor {
                 cgroup,
                 pids_v1,
                 run_dir,
+                sandbox,
                 watchdog,
                 shared,
                 requests: Mutex::new(Some(requests)),
@@ -196,9 +204,23 @@ impl Supervisor {
         self.inner.watchdog.as_ref().copied().map_err(String::as_str)
     }
 
-    pub async fn spawn(&self, spec: SpawnSpec) -> Result<Child, SpawnError> {
+    /// The sandbox every child is confined by: its policy and how much of it is enforced.
+    pub fn sandbox(&self) -> &Sandbox {
+        &self.inner.sandbox
+    }
+
+    pub async fn spawn(&self, mut spec: SpawnSpec) -> Result<Child, SpawnError> {
         let program = spec.program.display().to_string();
         let fail = |source: io::Error| SpawnError { program: program.clone(), source };
+        // Never unconfined in a confined mode: a sandbox that cannot be applied fails the spawn.
+        let confinement = self
+            .inner
+            .sandbox
+            .prepared(&spec.confinement)
+            .map_err(|text| fail(io::Error::new(io::ErrorKind::PermissionDenied, text)))?;
+        if spec.confinement == Confinement::Policy {
+            self.inner.sandbox.adjust_env(&mut spec.env);
+        }
         if spec.pty.is_some() && self.config().no_pty {
             let reason = "EXECKIT_NO_PTY=1".to_string();
             return Err(fail(io::Error::other(PtyUnavailable { reason })));
@@ -212,7 +234,7 @@ impl Supervisor {
                 return Err(fail(err));
             }
         };
-        let result = self.request(spec, procs).await;
+        let result = self.request(spec, procs, confinement).await;
         let spawned = match result {
             Ok(spawned) => spawned,
             Err(err) => {
@@ -261,13 +283,18 @@ impl Supervisor {
     }
 
     /// `procs`: the `cgroup.procs` of the v2 leaf and of the v1 `pids` leaf.
-    async fn request(&self, spec: SpawnSpec, procs: [Option<OwnedFd>; 2]) -> io::Result<Spawned> {
+    async fn request(
+        &self,
+        spec: SpawnSpec,
+        procs: [Option<OwnedFd>; 2],
+        confinement: Prepared,
+    ) -> io::Result<Spawned> {
         if self.inner.closed.load(Ordering::SeqCst) {
             return Err(io::Error::other("the supervisor is closed"));
         }
         let (reply, response) = oneshot::channel();
         let [cgroup_procs, pids_procs] = procs;
-        let request = Request { spec, cgroup_procs, pids_procs, reply };
+        let request = Request { spec, cgroup_procs, pids_procs, confinement, reply };
         let sent = lock(&self.inner.requests).as_ref().map(|tx| tx.send(request).is_ok());
         if sent != Some(true) {
             return Err(io::Error::other("the spawner thread is gone"));

@@ -40,6 +40,23 @@ pub struct BashParams {
     /// Start as a background job and return its id at once; check it with the `job` tool.
     #[serde(default, rename = "async")]
     pub run_async: Option<bool>,
+    /// `require_escalated` asks a person to let this one command run outside the sandbox
+    /// (with `justification`); `use_default` (the default) runs it inside.
+    #[serde(default)]
+    pub sandbox_permissions: Option<SandboxPermissions>,
+    /// Why the command must run outside the sandbox, shown to the person asked (at most 500
+    /// characters); required with `require_escalated`.
+    #[serde(default)]
+    pub justification: Option<String>,
+}
+
+/// Whether a bash call runs in the sandbox or asks to leave it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SandboxPermissions {
+    #[default]
+    UseDefault,
+    RequireEscalated,
 }
 
 impl FieldHints for BashParams {
@@ -92,7 +109,7 @@ mod tests {
         assert_eq!(
             err(json!({"command": "x", "timout": 5})),
             "Invalid argument \"timout\": unknown field; expected one of command, cwd, env, \
-             timeout, head, tail, pty, async"
+             timeout, head, tail, pty, async, sandbox_permissions, justification"
         );
         let ok =
             parse_params::<BashParams>(json!({"command": "ls", "async": true, "tail": 3})).unwrap();

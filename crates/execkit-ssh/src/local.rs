@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use execkit_process::env::{EnvBuilder, ScrubRules};
 use execkit_process::run::{RunEnd, RunLimits, RunObserver};
-use execkit_process::{ExitStatus, SpawnSpec, StdinMode, Supervisor};
+use execkit_process::{Confinement, ExitStatus, SpawnSpec, StdinMode, Supervisor};
 use execkit_runkit::run_to_end;
 
 use crate::collect::Collector;
@@ -120,6 +120,9 @@ impl Local {
             env: self.env.clone(),
             stdin: StdinMode::Null,
             detached,
+            // The ssh client must reach the network whatever the sandbox allows the commands
+            // execkit runs locally; what runs remotely is the remote host's to confine.
+            confinement: Confinement::Exempt,
             ..SpawnSpec::default()
         };
         let supervisor = &self.supervisor;

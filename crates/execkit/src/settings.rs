@@ -45,6 +45,8 @@ pub(crate) fn supervisor_config(
         pids_max: PIDS_MAX.read(lookup, notes)?,
         runtime_dir: lookup.non_empty("XDG_RUNTIME_DIR").map(PathBuf::from),
         temp_dir: lookup.non_empty("TMPDIR").map(PathBuf::from),
+        // The Toolkit resolves the sandbox policy from its own sources after this.
+        sandbox: Default::default(),
     })
 }
 

@@ -15,6 +15,7 @@ use execkit_process::Supervisor;
 use execkit_protocol::args::FieldHints;
 use execkit_protocol::bash::BashParams;
 use execkit_protocol::{Content, ToolResult, parse_params};
+use execkit_sandbox::SandboxOptions;
 use execkit_ssh::tool::{SshDeps, SshRunner, SshToolConfig};
 use execkit_tool::{CallContext, Lookup, Notes};
 use serde::de::DeserializeOwned;
@@ -24,6 +25,8 @@ use tokio_util::sync::CancellationToken;
 use crate::doctor::{self, Doctor, DoctorSection};
 #[cfg(test)]
 use crate::echo;
+use crate::escalation::{Approver, ApproverSlot, Escalations};
+use crate::sandbox;
 use crate::settings::{artifact_store, supervisor_config, toolkit_lookup};
 use crate::tools::{Tool, ToolSpec};
 
@@ -39,6 +42,8 @@ pub struct ToolkitBuilder {
     /// Set by `prewarm(false)`: nothing starts before a call needs it.
     lazy: bool,
     vars: HashMap<String, String>,
+    sandbox: SandboxOptions,
+    approver: ApproverSlot,
 }
 
 impl ToolkitBuilder {
@@ -80,6 +85,21 @@ impl ToolkitBuilder {
         self
     }
 
+    /// The sandbox policy (modes, network, writable, protected and denied paths), above the
+    /// environment and `sandbox.json` in precedence; fixed for the Toolkit's life.
+    pub fn sandbox(mut self, options: SandboxOptions) -> Self {
+        self.sandbox = options;
+        self
+    }
+
+    /// Who approves a bash call that asks to run outside the sandbox (`sandbox_permissions:
+    /// "require_escalated"`); without one such calls are refused. A front end may pass its own
+    /// per call instead ([`Toolkit::call_with_approver`]).
+    pub fn approver(mut self, approver: Approver) -> Self {
+        self.approver = ApproverSlot(Some(approver));
+        self
+    }
+
     /// Reads every knob through one lookup and starts the supervisor. Must run inside a tokio
     /// runtime. A knob that does not parse fails here, naming the knob and what it accepts;
     /// one out of range is clamped and said in doctor and the first result.
@@ -102,11 +122,14 @@ impl ToolkitBuilder {
         let ssh_config =
             SshToolConfig::from_lookup(&lookup, &mut notes).map_err(|e| e.to_string())?;
         eval_config.prewarm &= !self.lazy;
+        let escalations =
+            Escalations::from_lookup(&lookup, &mut notes).map_err(|e| e.to_string())?;
         #[cfg(test)]
         let echo_config =
             echo::EchoConfig::from_lookup(&lookup, &mut notes).map_err(|e| e.to_string())?;
-        let supervisor_config = supervisor_config(&limits, &lookup, self.subreaper, &mut notes)
+        let mut supervisor_config = supervisor_config(&limits, &lookup, self.subreaper, &mut notes)
             .map_err(|e| e.to_string())?;
+        supervisor_config.sandbox = sandbox::resolve_policy(self.sandbox, &lookup, &cwd)?;
         let supervisor = Supervisor::start(supervisor_config)
             .map_err(|e| format!("failed to start the process supervisor: {e}"))?;
         let artifacts = artifact_store(&lookup, &limits);
@@ -123,6 +146,8 @@ impl ToolkitBuilder {
             jobs,
             shutdown,
             ssh_config,
+            escalations,
+            approver: self.approver,
             #[cfg(test)]
             echo_config,
         };
@@ -154,6 +179,8 @@ struct Parts {
     jobs: JobTable,
     shutdown: CancellationToken,
     ssh_config: SshToolConfig,
+    escalations: Escalations,
+    approver: ApproverSlot,
     #[cfg(test)]
     echo_config: echo::EchoConfig,
 }
@@ -216,6 +243,8 @@ impl Parts {
                 ssh,
                 jobs: self.jobs,
                 shutdown: self.shutdown,
+                escalations: self.escalations,
+                approver: self.approver,
             }
         });
         Toolkit { inner }
@@ -261,6 +290,10 @@ struct Inner {
     eval: EvalRunner,
     ssh: SshRunner,
     jobs: JobTable,
+    /// Remembered approvals of calls that run outside the sandbox, and the answer timeout.
+    escalations: Escalations,
+    /// The library's approver, for calls that bring none of their own.
+    approver: ApproverSlot,
     #[cfg(test)]
     echo: echo::EchoRunner,
     /// Cancelled by `close()`: every call in flight ends as cancelled.
@@ -297,6 +330,19 @@ impl Toolkit {
 
     /// Runs one tool call. Never panics; invalid calls come back as `isError` results.
     pub async fn call(&self, name: &str, args: Value, ctx: CallContext) -> ToolResult {
+        let approver = self.inner.approver.0.clone();
+        self.call_with_approver(name, args, ctx, approver).await
+    }
+
+    /// [`Toolkit::call`] with the front end's own way to ask a person (MCP elicitation when the
+    /// client offers it), or `None` when it has none.
+    pub async fn call_with_approver(
+        &self,
+        name: &str,
+        args: Value,
+        ctx: CallContext,
+        approver: Option<Approver>,
+    ) -> ToolResult {
         let Some(tool) = Tool::from_name(name) else {
             let known: Vec<String> = self.tools().into_iter().map(|t| t.name).collect();
             return ToolResult::error(format!(
@@ -304,23 +350,54 @@ impl Toolkit {
                 known.join(", ")
             ));
         };
+        if let Some(refused) = sandbox::refusal(&self.inner.supervisor, tool) {
+            return refused;
+        }
+        let call_cwd = sandbox::call_cwd(&args, &self.inner.cwd);
         #[cfg(test)]
         let echo = &self.inner.echo;
-        let Inner { bash, eval, jobs, ssh, .. } = &*self.inner;
+        let Inner { eval, jobs, ssh, .. } = &*self.inner;
+        let escalated = AtomicBool::new(false);
+        let approver = approver.as_ref();
         // One arm per tool, all of one shape: parse the arguments, then the guarded call.
         let mut result = match tool {
-            Tool::Bash => self.run(args, ctx, async |p, ctx| bash.call(p, ctx).await).await,
+            Tool::Bash => {
+                let bash =
+                    async |p, ctx: &CallContext| self.bash(p, ctx, approver, &escalated).await;
+                self.run(args, ctx, bash).await
+            }
             Tool::Eval => self.run(args, ctx, async |p, ctx| eval.call(p, ctx).await).await,
             Tool::Job => self.run(args, ctx, async |p, ctx| jobs.call(p, ctx).await).await,
             Tool::Ssh => self.run(args, ctx, async |p, ctx| ssh.call(p, ctx).await).await,
             #[cfg(test)]
             Tool::Echo => self.run(args, ctx, async |p, ctx| echo.call(p, ctx).await).await,
         };
+        let escalated = escalated.load(Ordering::Relaxed);
+        sandbox::annotate(&self.inner.supervisor, tool, &call_cwd, escalated, &mut result);
         if tool != Tool::Job && !self.inner.shutdown.is_cancelled() {
             self.announce_finished_jobs(&mut result);
         }
         self.add_settings_notice(&mut result);
         result
+    }
+
+    /// A bash call: in the sandbox, or outside it when it asks and a person approves.
+    async fn bash(
+        &self,
+        params: BashParams,
+        ctx: &CallContext,
+        approver: Option<&Approver>,
+        escalated: &AtomicBool,
+    ) -> ToolResult {
+        let policy = self.inner.supervisor.sandbox().policy();
+        match self.inner.escalations.decide(&params, policy, approver).await {
+            Err(refused) => refused,
+            Ok(false) => self.inner.bash.call(params, ctx).await,
+            Ok(true) => {
+                escalated.store(true, Ordering::Relaxed);
+                self.inner.bash.call_escalated(params, ctx).await
+            }
+        }
     }
 
     /// Parses `args` into the tool's params (an argument error is the result), then runs the
@@ -386,9 +463,14 @@ impl Toolkit {
         extras: BashExtras,
         ctx: CallContext,
     ) -> ToolResult {
+        if let Some(refused) = sandbox::refusal(&self.inner.supervisor, Tool::Bash) {
+            return refused;
+        }
+        let call_cwd = self.inner.cwd.join(params.cwd.as_deref().unwrap_or_default());
         let bash = &self.inner.bash;
         let mut result =
             self.guarded(ctx, async |ctx| bash.call_with(params, extras, ctx).await).await;
+        sandbox::annotate(&self.inner.supervisor, Tool::Bash, &call_cwd, false, &mut result);
         self.announce_finished_jobs(&mut result);
         self.add_settings_notice(&mut result);
         result
@@ -415,6 +497,7 @@ impl Toolkit {
         if tool == Tool::Ssh {
             spec.description = self.inner.ssh.tool_description()?;
         }
+        sandbox::describe(&self.inner.supervisor, tool, &mut spec.description);
         Some(spec)
     }
 
@@ -444,6 +527,7 @@ impl Toolkit {
             ),
             doctor::processes(&inner.supervisor, &inner.limits),
             doctor::artifacts(&inner.artifacts),
+            sandbox::doctor(&inner.supervisor),
             DoctorSection::new("bash", inner.bash.doctor()),
             DoctorSection::new("eval", inner.eval.doctor()),
             DoctorSection::new("job", inner.jobs.doctor()),

@@ -12,6 +12,7 @@
 //! sessions would not die with us. Closing at once makes their end deterministic.
 
 mod classify;
+mod elicit;
 mod frame;
 mod owned;
 mod resources;

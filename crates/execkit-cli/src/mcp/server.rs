@@ -101,7 +101,8 @@ impl ServerHandler for ExecServer {
             progress: forwarder.as_ref().map(ProgressForwarder::callback),
             cancel: context.ct.clone(),
         };
-        let result = self.toolkit.call(&request.name, args, ctx).await;
+        let approver = super::elicit::approver(&context.peer);
+        let result = self.toolkit.call_with_approver(&request.name, args, ctx, approver).await;
         self.owned.record(&result);
         if let Some(forwarder) = forwarder {
             forwarder.finish().await;
