@@ -9,6 +9,7 @@ mod artifact_cli;
 mod bash;
 mod binary;
 mod cli;
+mod debug;
 mod eval;
 mod job;
 mod mcp_raw;

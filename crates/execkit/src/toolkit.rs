@@ -7,6 +7,7 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use execkit_bash::{BashConfig, BashDeps, BashExtras, BashRunner};
+use execkit_debug::{DebugConfig, DebugDeps, DebugRunner};
 use execkit_eval::{EvalConfig, EvalDeps, EvalRunner, ToolCallback};
 use execkit_jobs::{JobConfig, JobTable};
 use execkit_output::artifact::ArtifactStore;
@@ -85,6 +86,8 @@ impl ToolkitBuilder {
         bash_config.one_shot = self.one_shot;
         let eval_config =
             EvalConfig::from_lookup(&lookup, &mut notes).map_err(|e| e.to_string())?;
+        let debug_config =
+            DebugConfig::from_lookup(&lookup, &mut notes).map_err(|e| e.to_string())?;
         #[cfg(test)]
         let echo_config =
             echo::EchoConfig::from_lookup(&lookup, &mut notes).map_err(|e| e.to_string())?;
@@ -105,6 +108,7 @@ impl ToolkitBuilder {
             artifacts,
             jobs,
             shutdown,
+            debug_config,
             #[cfg(test)]
             echo_config,
         };
@@ -135,6 +139,7 @@ struct Parts {
     artifacts: Result<ArtifactStore, String>,
     jobs: JobTable,
     shutdown: CancellationToken,
+    debug_config: DebugConfig,
     #[cfg(test)]
     echo_config: echo::EchoConfig,
 }
@@ -151,6 +156,15 @@ impl Parts {
                 lookup: self.lookup.clone(),
                 cwd: self.cwd.clone(),
                 jobs: self.jobs.clone(),
+            },
+        );
+        let debug = DebugRunner::new(
+            self.debug_config,
+            DebugDeps {
+                supervisor: self.supervisor.clone(),
+                limits: self.limits.clone(),
+                lookup: self.lookup.clone(),
+                cwd: self.cwd.clone(),
             },
         );
         let inner = Arc::new_cyclic(|weak: &Weak<Inner>| {
@@ -184,6 +198,7 @@ impl Parts {
                 artifacts: self.artifacts,
                 bash,
                 eval,
+                debug,
                 jobs: self.jobs,
                 shutdown: self.shutdown,
             }
@@ -229,6 +244,7 @@ struct Inner {
     artifacts: Result<ArtifactStore, String>,
     bash: BashRunner,
     eval: EvalRunner,
+    debug: DebugRunner,
     jobs: JobTable,
     #[cfg(test)]
     echo: echo::EchoRunner,
@@ -275,12 +291,13 @@ impl Toolkit {
         };
         #[cfg(test)]
         let echo = &self.inner.echo;
-        let Inner { bash, eval, jobs, .. } = &*self.inner;
+        let Inner { bash, eval, jobs, debug, .. } = &*self.inner;
         // One arm per tool, all of one shape: parse the arguments, then the guarded call.
         let mut result = match tool {
             Tool::Bash => self.run(args, ctx, async |p, ctx| bash.call(p, ctx).await).await,
             Tool::Eval => self.run(args, ctx, async |p, ctx| eval.call(p, ctx).await).await,
             Tool::Job => self.run(args, ctx, async |p, ctx| jobs.call(p, ctx).await).await,
+            Tool::Debug => self.run(args, ctx, async |p, ctx| debug.call(p, ctx).await).await,
             #[cfg(test)]
             Tool::Echo => self.run(args, ctx, async |p, ctx| echo.call(p, ctx).await).await,
         };
@@ -376,6 +393,12 @@ impl Toolkit {
         &self.inner.cwd
     }
 
+    /// Checks what doctor reports that needs a probe (debug adapters), then [`Toolkit::doctor`].
+    pub async fn doctor_probed(&self) -> Doctor {
+        self.inner.debug.probe_adapters().await;
+        self.doctor()
+    }
+
     pub fn doctor(&self) -> Doctor {
         let inner = &self.inner;
         let mut sections = vec![
@@ -391,6 +414,7 @@ impl Toolkit {
             DoctorSection::new("bash", inner.bash.doctor()),
             DoctorSection::new("eval", inner.eval.doctor()),
             DoctorSection::new("job", inner.jobs.doctor()),
+            DoctorSection::new("debug", inner.debug.doctor()),
             #[cfg(test)]
             DoctorSection::new("echo", inner.echo.doctor()),
         ];
@@ -405,7 +429,7 @@ impl Toolkit {
         self.inner.shutdown.cancel();
         #[cfg(test)]
         self.inner.echo.close().await;
-        tokio::join!(self.inner.jobs.close(), self.inner.eval.close());
+        tokio::join!(self.inner.jobs.close(), self.inner.eval.close(), self.inner.debug.close());
         self.inner.supervisor.close().await;
     }
 }
