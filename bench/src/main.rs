@@ -1,12 +1,13 @@
 //! execkit benchmarks. Each case measures execkit and a baseline in the same run and prints
 //! the ratio, because absolute times drift on shared machines.
 //!
-//! `cargo run --release -p execkit-bench -- [all|bash-overhead|sink|flood-rss|spawn|input-wait]`
+//! `cargo run --release -p execkit-bench -- [all|bash-overhead|sink|flood-rss|spawn|input-wait|debug-step]`
 
 // Benchmarks print their results, start their baselines with `std::process::Command`, and read
 // `EXECKIT_BENCH_*` variables directly.
 #![allow(clippy::print_stdout, clippy::disallowed_methods)]
 
+mod debug_step;
 mod input_wait;
 mod overhead;
 mod rss;
@@ -39,7 +40,10 @@ fn main() {
     if run_all || which == "input-wait" {
         runtime.block_on(input_wait::latency());
     }
-    let known = ["bash-overhead", "sink", "flood-rss", "spawn", "input-wait"];
+    if run_all || which == "debug-step" {
+        runtime.block_on(debug_step::debugpy_step());
+    }
+    let known = ["bash-overhead", "sink", "flood-rss", "spawn", "input-wait", "debug-step"];
     if !run_all && !known.contains(&which.as_str()) {
         println!("unknown benchmark {which:?}; expected all or one of {}", known.join(", "));
         std::process::exit(2);
