@@ -71,7 +71,7 @@ pub fn stop_line(stop: &StopInfo, cwd: &Path) -> String {
     let frame = stop.frame_name.as_deref().unwrap_or("?");
     let place = match (&stop.path, stop.line) {
         (Some(path), Some(line)) => format!(" ({}:{line})", relative(path, cwd)),
-        (None, Some(line)) => format!(" (line {line})"),
+        (None, Some(line)) if line > 0 => format!(" (line {line})"),
         _ => String::new(),
     };
     let reason = match &stop.description {

@@ -290,6 +290,10 @@ fn apply(
             false
         }
         KnownEvent::Exited(body) => {
+            // The program is gone; the adapter's `terminated` follows (or, for some, not).
+            s.status = Status::Terminated;
+            s.stop = None;
+            s.ended.get_or_insert(format!("the program exited with code {}", body.exit_code));
             s.exit_code = Some(body.exit_code);
             s.record_halt(record.arrival, Halt::Exited(body.exit_code));
             true
