@@ -191,3 +191,72 @@ async fn breakpoints_set_before_launch_are_hit_without_an_entry_stop() {
     ok(&kit, json!({"action": "terminate"})).await;
     kit.toolkit.close().await;
 }
+
+const SECRETS_PY: &str = "\
+def work():
+    api_token = \"ghp_\" + \"a\" * 36
+    password = \"x\"
+    print(\"token=\" + api_token)
+    return password
+
+
+work()
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credential_looking_values_are_redacted_unless_turned_off() {
+    if !has_debugpy() {
+        return skip("debugpy is not importable by python3");
+    }
+    for (redact, masked) in [("1", true), ("0", false)] {
+        let kit = Kit::with_vars(&[("EXECKIT_DEBUG_REDACT", redact)]);
+        write(&kit, "secrets.py", SECRETS_PY);
+        ok(&kit, json!({"action": "set_breakpoint", "file": "secrets.py", "line": 5})).await;
+        let args = json!({"action": "launch", "program": "secrets.py", "stop_on_entry": false});
+        launch_to_breakpoint(&kit, args).await;
+        let scopes = ok(&kit, json!({"action": "scopes"})).await;
+        let locals = scopes.field("scopes")[0]["variable_ref"].clone();
+        let vars = ok(&kit, json!({"action": "variables", "variable_ref": locals})).await;
+        let eval = ok(&kit, json!({"action": "evaluate", "expression": "api_token"})).await;
+        let output = ok(&kit, json!({"action": "output"})).await;
+        let texts = [vars.text(), eval.text(), output.text()];
+        for text in &texts {
+            assert_eq!(text.contains(&"a".repeat(36)), !masked, "{text}");
+        }
+        if masked {
+            assert!(texts[0].contains("password = [redacted:name]"), "{}", texts[0]);
+            assert!(texts[0].contains("api_token = [redacted:name]"), "{}", texts[0]);
+            assert!(texts[2].contains("token=[redacted:github-token]"), "{}", texts[2]);
+            assert_eq!(vars.field("redacted"), 2, "{}", texts[0]);
+        }
+        ok(&kit, json!({"action": "terminate"})).await;
+        kit.toolkit.close().await;
+    }
+}
+
+#[tokio::test]
+async fn doctor_lists_adapters_found_and_missing() {
+    let kit = Kit::with_vars(&[("PATH", "/nonexistent")]);
+    let doctor = kit.toolkit.doctor_probed().await;
+    let section = doctor.sections.iter().find(|s| s.title == "debug").expect("a debug section");
+    let dlv = section.lines.iter().find(|l| l.starts_with("dlv: ")).expect("dlv listed");
+    assert_eq!(
+        dlv,
+        "dlv: missing: dlv not found on PATH. Install: go install github.com/go-delve/delve/cmd/dlv@latest"
+    );
+    assert!(
+        section.lines.iter().any(|l| l.starts_with("debugpy: missing: ")),
+        "{:?}",
+        section.lines
+    );
+    kit.toolkit.close().await;
+    if !has_lldb() {
+        return;
+    }
+    let kit = Kit::new();
+    let doctor = kit.toolkit.doctor_probed().await;
+    let section = doctor.sections.iter().find(|s| s.title == "debug").expect("a debug section");
+    let lldb = section.lines.iter().find(|l| l.starts_with("lldb-dap: ")).expect("lldb-dap listed");
+    assert!(lldb.contains("/lldb-dap"), "{lldb}");
+    kit.toolkit.close().await;
+}

@@ -68,4 +68,3 @@ async fn dlv_on_a_go_binary() {
     ok(&kit, json!({"action": "terminate"})).await;
     kit.toolkit.close().await;
 }
-
