@@ -260,3 +260,28 @@ async fn doctor_lists_adapters_found_and_missing() {
     assert!(lldb.contains("/lldb-dap"), "{lldb}");
     kit.toolkit.close().await;
 }
+
+#[tokio::test]
+async fn a_user_dap_json_adapter_that_dies_is_reported_with_its_stderr() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir(home.path().join(".execkit")).unwrap();
+    let dap = r#"{"adapters": {
+        "broken": {"command": [["sh", "-c", "echo boom >&2; exit 3"]], "extensions": [".brk"],
+                   "install_hint": "none"},
+        "nocmd": {"extensions": [".x"]}
+    }}"#;
+    std::fs::write(home.path().join(".execkit/dap.json"), dap).unwrap();
+    let kit = Kit::with_vars(&[("HOME", home.path().to_str().unwrap())]);
+    write(&kit, "prog.brk", "");
+    let started = std::time::Instant::now();
+    let out = debug(&kit, json!({"action": "launch", "program": "prog.brk"})).await;
+    assert!(out.is_error(), "{}", out.text());
+    let text = out.text();
+    assert!(text.contains("Debug adapter broken exited (code 3)"), "{text}");
+    assert!(text.contains("boom"), "{text}");
+    assert!(text.contains("adapter \"nocmd\": a new adapter needs \"command\""), "{text}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "{:?}", started.elapsed());
+    let again = debug(&kit, json!({"action": "sessions"})).await;
+    assert!(!again.text().contains("nocmd"), "the warning is said once: {}", again.text());
+    kit.toolkit.close().await;
+}

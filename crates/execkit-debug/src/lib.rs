@@ -14,6 +14,7 @@ mod actions;
 mod breakpoints;
 mod config;
 mod control;
+mod custom;
 mod doctor;
 mod inspect;
 mod nodelay;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
-use execkit_dap::adapters::{self, AdapterDef};
+use execkit_dap::adapters::AdapterDef;
 use execkit_dap::resolve;
 use execkit_process::{SpawnSpec, StdinMode, Supervisor};
 use execkit_tool::Lookup;
@@ -53,9 +53,9 @@ pub struct Registry {
 }
 
 impl Registry {
-    pub fn new() -> Registry {
-        let (defs, errors) = adapters::builtin();
-        let warnings = errors.iter().map(|e| format!("built-in {e}")).collect();
+    /// The built-ins with the user's and the project's `dap.json` layered over them.
+    pub fn new(home: Option<&Path>, project_root: &Path) -> Registry {
+        let (defs, warnings) = crate::custom::layered(home, project_root);
         Registry { defs, warnings, cache: Mutex::default(), last: Mutex::default() }
     }
 
@@ -109,12 +109,6 @@ impl Registry {
         let cache = self.cache.lock().ok()?;
         let (found, when) = cache.get(name)?;
         (mtime(&found.path) == *when && when.is_some()).then(|| found.clone())
-    }
-}
-
-impl Default for Registry {
-    fn default() -> Self {
-        Registry::new()
     }
 }
 

@@ -1,7 +1,7 @@
 //! The debug tool's runner: one root session at a time, calls serialised, `pause` and
 //! `terminate` able to end the wait of a `continue` or step in flight, idle sessions swept.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 
 use execkit_output::clamp::Limits;
@@ -60,6 +60,8 @@ pub(crate) struct Inner {
     pub waiter: Mutex<Option<Waiter>>,
     /// Where the debugpy TCP_NODELAY `sitecustomize` lives, when it is on.
     pub nodelay_dir: Option<PathBuf>,
+    /// The `dap.json` warnings are appended once, to the first result.
+    pub warnings_shown: std::sync::atomic::AtomicBool,
     pub shutdown: CancellationToken,
 }
 
@@ -90,10 +92,13 @@ impl DebugRunner {
             ring: Arc::default(),
             shown: 0,
         };
+        let home = deps.lookup.get("HOME").map(Path::new);
+        let registry = Registry::new(home, &crate::start::project_root(&deps.cwd));
         let inner = Arc::new(Inner {
             config,
             deps,
-            registry: Registry::new(),
+            registry,
+            warnings_shown: std::sync::atomic::AtomicBool::new(false),
             state: tokio::sync::Mutex::new(state),
             busy: Mutex::new(None),
             waiter: Mutex::new(None),
@@ -196,6 +201,12 @@ fn finish(call: &mut Call<'_>, mut reply: Reply) -> Reply {
     }
     for notice in &call.request.notices {
         reply.lines.push(notice.clone());
+    }
+    let warnings = &call.inner.registry.warnings;
+    if !warnings.is_empty()
+        && !call.inner.warnings_shown.swap(true, std::sync::atomic::Ordering::Relaxed)
+    {
+        reply.lines.extend(warnings.iter().cloned());
     }
     if !call.request.ignored.is_empty() {
         reply.lines.push(format!("(ignored: {})", call.request.ignored.join(", ")));
