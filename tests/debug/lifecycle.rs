@@ -285,3 +285,42 @@ async fn a_user_dap_json_adapter_that_dies_is_reported_with_its_stderr() {
     assert!(!again.text().contains("nocmd"), "the warning is said once: {}", again.text());
     kit.toolkit.close().await;
 }
+
+const LAUNCH_JSON: &str = r#"{
+    // A JSONC file, as editors write it.
+    "configurations": [
+        {
+            "name": "Run calc",
+            "type": "debugpy",
+            "request": "launch",
+            "program": "${workspaceFolder}/calc.py", /* the program */
+            "stopOnEntry": false,
+            "preLaunchTask": "build",
+        },
+        {"name": "Ask", "type": "debugpy", "request": "launch", "program": "${input:x}"},
+    ],
+}"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_launch_json_configuration_launches_by_name() {
+    if !has_debugpy() {
+        return skip("debugpy is not importable by python3");
+    }
+    let kit = Kit::new();
+    write(&kit, "calc.py", CALC_PY);
+    std::fs::create_dir(kit.work().join(".vscode")).unwrap();
+    std::fs::write(kit.work().join(".vscode/launch.json"), LAUNCH_JSON).unwrap();
+    let ask = debug(&kit, json!({"action": "launch", "launch_config": "Ask"})).await;
+    assert!(ask.is_error());
+    assert_eq!(
+        ask.text(),
+        "launch.json configuration \"Ask\" uses ${input:x}, which execkit cannot resolve."
+    );
+    ok(&kit, json!({"action": "set_breakpoint", "file": "calc.py", "line": 2})).await;
+    let out =
+        launch_to_breakpoint(&kit, json!({"action": "launch", "launch_config": "Run calc"})).await;
+    assert_eq!(session_field(&out, "adapter"), "debugpy");
+    assert_eq!(session_field(&out, "stop")["reason"], "breakpoint", "{}", out.text());
+    ok(&kit, json!({"action": "terminate"})).await;
+    kit.toolkit.close().await;
+}

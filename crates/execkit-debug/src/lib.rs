@@ -17,6 +17,7 @@ mod control;
 mod custom;
 mod doctor;
 mod inspect;
+mod launch_json;
 mod nodelay;
 mod redact;
 mod registry;

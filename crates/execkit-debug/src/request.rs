@@ -138,7 +138,7 @@ fn check_action(request: &mut DebugRequest) -> Result<(), ArgError> {
         A::Attach if p.pid.is_some() && p.port.is_some() => {
             return Err(ArgError::new("pid", "attach takes \"pid\" or \"port\", not both"));
         }
-        A::Attach if p.pid.is_none() && p.port.is_none() && p.launch_config.is_none() => {
+        A::Attach if p.pid.is_none() && p.port.is_none() => {
             return Err(ArgError::new("pid", "action \"attach\" requires \"pid\" or \"port\"."));
         }
         A::SetBreakpoint | A::RemoveBreakpoint => {

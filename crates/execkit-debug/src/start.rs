@@ -92,52 +92,111 @@ pub(crate) async fn launch(call: &mut Call<'_>) -> Reply {
     if let Some(refused) = refuse_second(call).await {
         return refused;
     }
-    let p = &call.request.params;
     let base = call.inner.deps.cwd.clone();
+    let config = match &call.request.params.launch_config {
+        Some(name) => match load_config(call, name, "launch") {
+            Ok(config) => Some(config),
+            Err(text) => return Reply::error(text),
+        },
+        None => None,
+    };
+    let from_config = |key: &str| config.as_ref().and_then(|c| c.arguments.get(key)).cloned();
+    let p = &call.request.params;
     let home = call.inner.deps.lookup.get("HOME").map(str::to_string);
-    let cwd = p.cwd.as_deref().map_or(base.clone(), |c| absolute(c, &base, home.as_deref()));
+    let cwd_text = p.cwd.clone().or_else(|| from_config("cwd")?.as_str().map(str::to_string));
+    let cwd = cwd_text.as_deref().map_or(base.clone(), |c| absolute(c, &base, home.as_deref()));
     if !cwd.is_dir() {
         return Reply::error(format!("Working directory not found: {}", cwd.display()));
     }
-    let Some(program) = p.program.as_deref() else {
-        return Reply::error("launch_config is not supported yet; pass \"program\".");
+    let program_text =
+        p.program.clone().or_else(|| from_config("program")?.as_str().map(str::to_string));
+    let Some(program) = program_text else {
+        return Reply::error("action \"launch\" requires \"program\".");
     };
-    let program = absolute(program, &cwd, home.as_deref());
+    let program = absolute(&program, &cwd, home.as_deref());
     let root = project_root(&base);
     let env = adapter_env(call);
-    let (def, available) = match choose(call, &program, &root, &env).await {
+    let adapter = p.adapter.clone().or_else(|| config.as_ref().map(|c| c.adapter.clone()));
+    let (def, available) = match choose(call, adapter.as_deref(), &program, &root, &env).await {
         Ok(found) => found,
         Err(reply) => return reply,
     };
-    let stop_on_entry = p.stop_on_entry.unwrap_or(true);
+    let config_args = from_config("args").and_then(|a| serde_json::from_value(a).ok());
+    let config_stop = def.stop_on_entry.as_ref().and_then(|s| match s {
+        execkit_dap::adapters::StopOnEntry::Key { key } => from_config(key)?.as_bool(),
+        _ => None,
+    });
     let input = LaunchInput {
         program: program.clone(),
-        args: p.args.clone().unwrap_or_default(),
+        args: p.args.clone().or(config_args).unwrap_or_default(),
         cwd: cwd.clone(),
         env: p.env.iter().flatten().map(|(k, v)| (k.clone(), v.clone())).collect(),
-        stop_on_entry,
+        stop_on_entry: p.stop_on_entry.or(config_stop).unwrap_or(true),
     };
     let placeholders = placeholders(call, &available, &input);
-    let arguments = match launch::launch_arguments(&def, &input, &placeholders) {
-        Ok(arguments) => Value::Object(arguments),
+    let mut arguments = match launch::launch_arguments(&def, &input, &placeholders) {
+        Ok(arguments) => arguments,
         Err(problem) => return Reply::error(format!("Adapter {}: {problem}", def.name)),
     };
+    if let Some(config) = &config {
+        overlay_config(&mut arguments, config, &input);
+    }
     let request = if def.launch_request == "attach" {
         HandshakeRequest::Attach
     } else {
         HandshakeRequest::Launch
     };
+    let stop_on_entry = input.stop_on_entry;
     let plan = Plan {
         def,
         available,
         request,
-        arguments,
+        arguments: Value::Object(arguments),
         program: Some(program),
         cwd,
         stop_on_entry,
         attached: false,
     };
-    open(call, plan, placeholders, env).await
+    let mut reply = open(call, plan, placeholders, env).await;
+    reply.lines.extend(config.into_iter().flat_map(|c| c.notes));
+    reply
+}
+
+fn load_config(
+    call: &Call<'_>,
+    name: &str,
+    request: &str,
+) -> Result<crate::launch_json::LaunchConfig, String> {
+    let lookup = &call.inner.deps.lookup;
+    let env = |var: &str| lookup.get(var).map(str::to_string);
+    let root = project_root(&call.inner.deps.cwd);
+    let vars = crate::launch_json::Vars {
+        root: &root,
+        home: lookup.get("HOME"),
+        cwd: &call.inner.deps.cwd,
+        env: &env,
+        pid: call.request.params.pid,
+    };
+    crate::launch_json::load(name, request, &vars)
+}
+
+/// The configuration's keys over the adapter's defaults; what the call itself gave (folded
+/// into `input`: program, cwd, args, env, the stop-on-entry key) stays.
+fn overlay_config(
+    arguments: &mut serde_json::Map<String, Value>,
+    config: &crate::launch_json::LaunchConfig,
+    input: &LaunchInput,
+) {
+    for (key, value) in &config.arguments {
+        let from_call = matches!(key.as_str(), "program" | "cwd" | "args")
+            || (key == "env" && !input.env.is_empty())
+            || (value.is_boolean()
+                && arguments.get(key).is_some_and(Value::is_boolean)
+                && key.to_lowercase().contains("entry"));
+        if !from_call {
+            arguments.insert(key.clone(), value.clone());
+        }
+    }
 }
 
 fn placeholders(call: &Call<'_>, available: &Available, input: &LaunchInput) -> Placeholders {
@@ -159,13 +218,14 @@ fn placeholders(call: &Call<'_>, available: &Available, input: &LaunchInput) -> 
 /// The named adapter, or the best available candidate for `program`.
 async fn choose(
     call: &Call<'_>,
+    adapter: Option<&str>,
     program: &Path,
     root: &Path,
     env: &[(OsString, OsString)],
 ) -> Result<(AdapterDef, Available), Reply> {
     let registry = &call.inner.registry;
     let probe = probe(call, root, env);
-    if let Some(name) = &call.request.params.adapter {
+    if let Some(name) = adapter {
         let Some(def) = registry.get(name) else {
             return Err(Reply::error(format!(
                 "Unknown debug adapter '{name}'. Known adapters: {}.",
