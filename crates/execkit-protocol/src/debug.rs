@@ -262,8 +262,10 @@ pub struct DebugParams {
     /// custom_request: the DAP command to send.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
-    /// custom_request: the command's arguments, an object.
+    /// custom_request: the command's arguments, an object (its values may be any JSON; the
+    /// published schema says strings because some providers reject untyped values).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<IndexMap<String, String>>")]
     pub arguments: Option<Value>,
     /// Seconds the whole action may take. Default 30, allowed 5-300; 0 means the longest
     /// allowed. A `continue` or step that is still running then is reported as running.
