@@ -198,6 +198,13 @@ async fn check_uncached(def: &AdapterDef, probe: &Probe<'_>) -> Result<Available
             def.command.iter().filter_map(|argv| argv.first().cloned()).collect();
         return Err(unavailable(format!("{} not found on PATH", tried.join(", ")), None));
     };
+    let unset = def.command[index].iter().find_map(|arg| {
+        let var = arg.split("${env:").nth(1)?.split('}').next()?;
+        probe.lookup.non_empty(var).is_none().then(|| var.to_string())
+    });
+    if let Some(var) = unset {
+        return Err(unavailable(format!("{var} is not set"), None));
+    }
     if let Some(min) = &def.available.min_version {
         check_version(def, probe, &path, min).await.map_err(|reason| unavailable(reason, None))?;
     }
