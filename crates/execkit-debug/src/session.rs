@@ -214,8 +214,18 @@ impl Session {
         f(&mut guard)
     }
 
+    /// The status; a live session whose connection has closed is dead, even before the pump
+    /// has seen the close.
     pub fn status(&self) -> Status {
-        self.with(|s| s.status)
+        let closed = self.client.is_closed();
+        self.with(|s| {
+            if closed && s.status.is_live() {
+                s.status = Status::Dead;
+                s.ended
+                    .get_or_insert_with(|| format!("the debug adapter {} exited", self.def.name));
+            }
+            s.status
+        })
     }
 
     pub fn touch(&self) {
