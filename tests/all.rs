@@ -10,6 +10,7 @@ mod bash;
 mod binary;
 mod cli;
 mod cli_live;
+mod debug;
 mod eval;
 mod job;
 mod mcp_raw;

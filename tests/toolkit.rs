@@ -11,7 +11,7 @@ async fn tool_list_has_every_tool_with_a_schema() {
     let kit = Kit::new();
     let tools = kit.toolkit.tools();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-    assert_eq!(names, ["bash", "eval", "job"]);
+    assert_eq!(names, ["bash", "eval", "job", "debug"]);
     for tool in &tools {
         assert_eq!(tool.input_schema["type"], json!("object"), "{}", tool.name);
         assert!(tool.description.len() > 80, "{} needs a real description", tool.name);

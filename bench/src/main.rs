@@ -2,12 +2,14 @@
 //! the ratio, because absolute times drift on shared machines.
 //!
 //! `cargo run --release -p execkit-bench -- [all|bash-overhead|sink|flood-rss|spawn|input-wait|
-//! ssh|oneshot-bash|oneshot-eval|mcp-first-eval|mcp-warm-eval|mcp-bash|sandbox]`
+//! ssh|oneshot-bash|oneshot-eval|mcp-first-eval|mcp-warm-eval|mcp-bash|sandbox|
+//! debug-step]`
 
 // Benchmarks print their results, start their baselines with `std::process::Command`, and read
 // `EXECKIT_BENCH_*` variables directly.
 #![allow(clippy::print_stdout, clippy::disallowed_methods)]
 
+mod debug_step;
 mod input_wait;
 mod mcp;
 mod mcp_client;
@@ -66,6 +68,9 @@ fn main() {
     if run_all || which == "sandbox" {
         runtime.block_on(sandbox::overhead());
     }
+    if run_all || which == "debug-step" {
+        runtime.block_on(debug_step::debugpy_step());
+    }
     let known = [
         "bash-overhead",
         "sink",
@@ -79,6 +84,7 @@ fn main() {
         "mcp-warm-eval",
         "mcp-bash",
         "sandbox",
+        "debug-step",
     ];
     if !run_all && !known.contains(&which.as_str()) {
         println!("unknown benchmark {which:?}; expected all or one of {}", known.join(", "));

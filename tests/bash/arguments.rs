@@ -107,7 +107,7 @@ async fn invalid_arguments_run_nothing() {
     assert!(out.text().contains("exceeds the 1048576-byte limit"), "{}", out.text());
     let out = kit.call("nope", json!({})).await;
     assert!(out.is_error);
-    assert_eq!(out.text(), "Unknown tool \"nope\"; available tools: bash, eval, job");
+    assert_eq!(out.text(), "Unknown tool \"nope\"; available tools: bash, eval, job, debug");
 }
 
 #[tokio::test]

@@ -6,7 +6,7 @@ use crate::common::{self, EXIT_OK};
 
 pub async fn run(cwd: Option<&Path>) -> anyhow::Result<i32> {
     let toolkit = common::cli_toolkit(cwd)?;
-    let doctor = toolkit.doctor();
+    let doctor = toolkit.doctor_probed().await;
     toolkit.close().await;
     let mut out = String::new();
     for (index, section) in doctor.sections.iter().enumerate() {

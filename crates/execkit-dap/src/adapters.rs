@@ -171,6 +171,12 @@ const BUILTIN: &[(&str, &str)] = &[
     ("rdbg", include_str!("../adapters/rdbg.json")),
 ];
 
+/// The built-in definitions' JSON texts, by name, in the built-in order (the base layer that
+/// `dap.json` files are merged onto).
+pub fn builtin_sources() -> &'static [(&'static str, &'static str)] {
+    BUILTIN
+}
+
 /// Every built-in definition. A broken built-in is a build defect, caught by the tests; here
 /// it is skipped with its error so the others still work.
 pub fn builtin() -> (Vec<AdapterDef>, Vec<DefinitionError>) {

@@ -8,6 +8,7 @@
 
 pub mod args;
 pub mod bash;
+pub mod debug;
 pub mod eval;
 pub mod job;
 pub mod progress;

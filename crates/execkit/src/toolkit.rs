@@ -7,6 +7,7 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use execkit_bash::{BashConfig, BashDeps, BashExtras, BashRunner};
+use execkit_debug::{DebugConfig, DebugDeps, DebugRunner};
 use execkit_eval::{EvalConfig, EvalDeps, EvalRunner, ToolCallback};
 use execkit_jobs::{JobConfig, JobTable};
 use execkit_output::artifact::ArtifactStore;
@@ -124,6 +125,8 @@ impl ToolkitBuilder {
         eval_config.prewarm &= !self.lazy;
         let escalations =
             Escalations::from_lookup(&lookup, &mut notes).map_err(|e| e.to_string())?;
+        let debug_config =
+            DebugConfig::from_lookup(&lookup, &mut notes).map_err(|e| e.to_string())?;
         #[cfg(test)]
         let echo_config =
             echo::EchoConfig::from_lookup(&lookup, &mut notes).map_err(|e| e.to_string())?;
@@ -148,6 +151,7 @@ impl ToolkitBuilder {
             ssh_config,
             escalations,
             approver: self.approver,
+            debug_config,
             #[cfg(test)]
             echo_config,
         };
@@ -181,6 +185,7 @@ struct Parts {
     ssh_config: SshToolConfig,
     escalations: Escalations,
     approver: ApproverSlot,
+    debug_config: DebugConfig,
     #[cfg(test)]
     echo_config: echo::EchoConfig,
 }
@@ -204,6 +209,15 @@ impl Parts {
             SshDeps {
                 supervisor: self.supervisor.clone(),
                 artifacts: self.artifacts.clone(),
+                limits: self.limits.clone(),
+                lookup: self.lookup.clone(),
+                cwd: self.cwd.clone(),
+            },
+        );
+        let debug = DebugRunner::new(
+            self.debug_config,
+            DebugDeps {
+                supervisor: self.supervisor.clone(),
                 limits: self.limits.clone(),
                 lookup: self.lookup.clone(),
                 cwd: self.cwd.clone(),
@@ -241,6 +255,7 @@ impl Parts {
                 bash,
                 eval,
                 ssh,
+                debug,
                 jobs: self.jobs,
                 shutdown: self.shutdown,
                 escalations: self.escalations,
@@ -289,6 +304,7 @@ struct Inner {
     bash: BashRunner,
     eval: EvalRunner,
     ssh: SshRunner,
+    debug: DebugRunner,
     jobs: JobTable,
     /// Remembered approvals of calls that run outside the sandbox, and the answer timeout.
     escalations: Escalations,
@@ -356,7 +372,7 @@ impl Toolkit {
         let call_cwd = sandbox::call_cwd(&args, &self.inner.cwd);
         #[cfg(test)]
         let echo = &self.inner.echo;
-        let Inner { eval, jobs, ssh, .. } = &*self.inner;
+        let Inner { eval, jobs, debug, ssh, .. } = &*self.inner;
         let escalated = AtomicBool::new(false);
         let approver = approver.as_ref();
         // One arm per tool, all of one shape: parse the arguments, then the guarded call.
@@ -368,6 +384,7 @@ impl Toolkit {
             }
             Tool::Eval => self.run(args, ctx, async |p, ctx| eval.call(p, ctx).await).await,
             Tool::Job => self.run(args, ctx, async |p, ctx| jobs.call(p, ctx).await).await,
+            Tool::Debug => self.run(args, ctx, async |p, ctx| debug.call(p, ctx).await).await,
             Tool::Ssh => self.run(args, ctx, async |p, ctx| ssh.call(p, ctx).await).await,
             #[cfg(test)]
             Tool::Echo => self.run(args, ctx, async |p, ctx| echo.call(p, ctx).await).await,
@@ -515,6 +532,12 @@ impl Toolkit {
         &self.inner.cwd
     }
 
+    /// Checks what doctor reports that needs a probe (debug adapters), then [`Toolkit::doctor`].
+    pub async fn doctor_probed(&self) -> Doctor {
+        self.inner.debug.probe_adapters().await;
+        self.doctor()
+    }
+
     pub fn doctor(&self) -> Doctor {
         let inner = &self.inner;
         let mut sections = vec![
@@ -531,6 +554,7 @@ impl Toolkit {
             DoctorSection::new("bash", inner.bash.doctor()),
             DoctorSection::new("eval", inner.eval.doctor()),
             DoctorSection::new("job", inner.jobs.doctor()),
+            DoctorSection::new("debug", inner.debug.doctor()),
             DoctorSection::new("ssh", inner.ssh.doctor()),
             #[cfg(test)]
             DoctorSection::new("echo", inner.echo.doctor()),
@@ -546,7 +570,12 @@ impl Toolkit {
         self.inner.shutdown.cancel();
         #[cfg(test)]
         self.inner.echo.close().await;
-        tokio::join!(self.inner.jobs.close(), self.inner.eval.close(), self.inner.ssh.close());
+        tokio::join!(
+            self.inner.jobs.close(),
+            self.inner.eval.close(),
+            self.inner.debug.close(),
+            self.inner.ssh.close()
+        );
         self.inner.supervisor.close().await;
     }
 }

@@ -1,6 +1,7 @@
 //! The closed set of tools and their published schemas.
 
 use execkit_protocol::bash::BashParams;
+use execkit_protocol::debug::DebugParams;
 use execkit_protocol::eval::EvalParams;
 use execkit_protocol::job::JobParams;
 use execkit_protocol::ssh::SshParams;
@@ -14,6 +15,7 @@ pub enum Tool {
     Bash,
     Eval,
     Job,
+    Debug,
     Ssh,
     #[cfg(test)]
     Echo,
@@ -21,15 +23,17 @@ pub enum Tool {
 
 impl Tool {
     #[cfg(not(test))]
-    pub const ALL: [Tool; 4] = [Tool::Bash, Tool::Eval, Tool::Job, Tool::Ssh];
+    pub const ALL: [Tool; 5] = [Tool::Bash, Tool::Eval, Tool::Job, Tool::Debug, Tool::Ssh];
     #[cfg(test)]
-    pub const ALL: [Tool; 5] = [Tool::Bash, Tool::Eval, Tool::Job, Tool::Ssh, Tool::Echo];
+    pub const ALL: [Tool; 6] =
+        [Tool::Bash, Tool::Eval, Tool::Job, Tool::Debug, Tool::Ssh, Tool::Echo];
 
     pub fn name(self) -> &'static str {
         match self {
             Tool::Bash => "bash",
             Tool::Eval => "eval",
             Tool::Job => "job",
+            Tool::Debug => "debug",
             Tool::Ssh => "ssh",
             #[cfg(test)]
             Tool::Echo => "echo",
@@ -45,6 +49,7 @@ impl Tool {
             Tool::Bash => BASH_DESCRIPTION,
             Tool::Eval => EVAL_DESCRIPTION,
             Tool::Job => JOB_DESCRIPTION,
+            Tool::Debug => DEBUG_DESCRIPTION,
             Tool::Ssh => execkit_ssh::TOOL_TEXT,
             #[cfg(test)]
             Tool::Echo => "Repeat a text: the example tool of crates/README.md, for tests only.",
@@ -56,6 +61,7 @@ impl Tool {
             Tool::Bash => schema_of::<BashParams>(),
             Tool::Eval => schema_of::<EvalParams>(),
             Tool::Job => schema_of::<JobParams>(),
+            Tool::Debug => schema_of::<DebugParams>(),
             Tool::Ssh => schema_of::<SshParams>(),
             #[cfg(test)]
             Tool::Echo => schema_of::<crate::echo::EchoParams>(),
@@ -92,6 +98,15 @@ const JOB_DESCRIPTION: &str = "Watch background jobs started with bash `async: t
 processes a command left running). `poll` waits until one of the given jobs (or any running \
 job) finishes, up to 30 s, and shows finished results and the tail of running ones; `cancel` \
 stops jobs and their whole process tree; `list` shows every job at once.";
+
+const DEBUG_DESCRIPTION: &str = "Run a program under a real debugger (Python via debugpy, \
+C/C++/Rust via lldb-dap or gdb, Go via dlv; picked from the program) and inspect it, one \
+session at a time. `launch` starts it (stopped at entry by default); `set_breakpoint` with \
+`file`+`line`; `continue`, `step_over`, `step_in`, `step_out` run to the next stop; \
+`stack_trace`, `scopes`, `variables` (`variable_ref` from `[ref N]`) and `evaluate` inspect \
+the current frame; `pause` interrupts; `output` shows the program's output; `terminate` ends \
+it. Frame and variable ids are valid only until the program resumes. A `continue` that \
+outlives its timeout (default 30 s) is reported as still running, not as an error.";
 
 /// The published schema of `T`: subschemas inlined (no `$defs`/`$ref`, which several providers
 /// reject), no root title or description (the tool's description says what the call does), no

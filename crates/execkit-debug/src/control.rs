@@ -1,0 +1,259 @@
+//! Running the program: `continue`, the steps and `pause`, each waiting for the first stop or
+//! end that arrived after its request. A wait that outlives the budget is reported as still
+//! running (not an error); `pause` or `terminate` from another call ends the wait early.
+
+use std::sync::{Arc, Mutex};
+
+use execkit_dap::RequestError;
+use execkit_dap::wire::StackTraceResponse;
+use execkit_protocol::debug::DebugAction;
+use serde_json::{Value, json};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::render::{self, Reply};
+use crate::runner::{Call, Waiter};
+use crate::session::{Halt, Session, Status};
+
+/// How a wait for the program ended.
+pub(crate) enum WaitEnd {
+    Halted(Halt),
+    TimedOut,
+    Interrupted(&'static str),
+}
+
+/// The thread a thread-level action targets: the given one, the last stop's, the first cached,
+/// else the adapter's first.
+pub(crate) async fn thread_for(
+    session: &Session,
+    given: Option<i64>,
+    deadline: Instant,
+) -> Result<i64, String> {
+    if let Some(id) = given {
+        return Ok(id);
+    }
+    let known = session
+        .with(|s| s.stop.as_ref().and_then(|st| st.thread_id).or(s.threads.first().map(|t| t.id)));
+    if let Some(id) = known {
+        return Ok(id);
+    }
+    let threads: execkit_dap::wire::ThreadsResponse =
+        session.client.call("threads", None, deadline).await.map_err(|e| e.to_string())?;
+    session.with(|s| s.threads = threads.threads.clone());
+    threads
+        .threads
+        .first()
+        .map(|t| t.id)
+        .ok_or_else(|| "The adapter reported no threads.".to_string())
+}
+
+/// `stackTrace {levels:1}` after a stop: the frame becomes current and the stop gets its place.
+pub(crate) async fn fetch_top_frame(
+    session: &Session,
+    thread: Option<i64>,
+    deadline: Instant,
+) -> Result<(), RequestError> {
+    let thread = match thread {
+        Some(id) => id,
+        None => match thread_for(session, None, deadline).await {
+            Ok(id) => id,
+            Err(_) => return Ok(()),
+        },
+    };
+    let args = json!({"threadId": thread, "levels": 1});
+    let trace: StackTraceResponse = session.client.call("stackTrace", Some(args), deadline).await?;
+    let Some(top) = trace.stack_frames.first() else { return Ok(()) };
+    session.with(|s| {
+        if let Some(stop) = s.stop.as_mut() {
+            stop.thread_id = Some(thread);
+            stop.frame_id = Some(top.id);
+            stop.frame_name = Some(top.name.clone());
+            stop.path = top.source.as_ref().and_then(|src| src.path.clone().or(src.name.clone()));
+            stop.line = Some(top.line);
+            stop.column = Some(top.column);
+            stop.instruction_pointer = top.instruction_pointer_reference.clone();
+        }
+    });
+    Ok(())
+}
+
+/// Waits for the first halt after arrival `after`, the deadline, or an interrupt.
+pub(crate) async fn wait_halt(
+    session: &Session,
+    after: u64,
+    deadline: Instant,
+    interrupt: &Waiter,
+) -> WaitEnd {
+    let mut halts = session.halts.clone();
+    loop {
+        halts.borrow_and_update();
+        if let Some((_, halt)) = session.with(|s| s.halt_after(after)) {
+            return WaitEnd::Halted(halt);
+        }
+        tokio::select! {
+            changed = halts.changed() => {
+                if changed.is_err() {
+                    return WaitEnd::Halted(Halt::Terminated);
+                }
+            }
+            _ = tokio::time::sleep_until(deadline) => return WaitEnd::TimedOut,
+            _ = interrupt.token.cancelled() => {
+                let by = interrupt.by.lock().ok().and_then(|b| *b).unwrap_or("pause");
+                return WaitEnd::Interrupted(by);
+            }
+        }
+    }
+}
+
+/// `continue`, `step_over`, `step_in`, `step_out`.
+pub(crate) async fn resume(call: &mut Call<'_>) -> Reply {
+    let Some(session) = call.state.session.as_ref() else { return Reply::default() };
+    let p = &call.request.params;
+    let command = match call.request.action {
+        DebugAction::StepOver => "next",
+        DebugAction::StepIn => "stepIn",
+        DebugAction::StepOut => "stepOut",
+        _ => "continue",
+    };
+    let thread = match thread_for(session, p.thread_id, call.deadline).await {
+        Ok(thread) => thread,
+        Err(text) => return Reply::error(text),
+    };
+    let mut args = json!({"threadId": thread});
+    if let Some(granularity) = p.granularity {
+        args["granularity"] = serde_json::to_value(granularity).unwrap_or(Value::Null);
+    }
+    let waiter = Waiter { token: CancellationToken::new(), by: Arc::new(Mutex::new(None)) };
+    if let Ok(mut slot) = call.inner.waiter.lock() {
+        *slot = Some(waiter.clone());
+    }
+    // A program already running is only waited for: adapters need not answer `continue` for
+    // a thread that is not stopped (debugpy never does).
+    let running = command == "continue" && session.status() == Status::Running;
+    let end = if running {
+        let after = session.client.arrivals();
+        Ok(wait_or_cancel(session, after, call.deadline, &waiter, &call.ctx.cancel).await)
+    } else {
+        run_and_wait(session, command, args, call.deadline, &waiter, &call.ctx.cancel).await
+    };
+    if let Ok(mut slot) = call.inner.waiter.lock() {
+        *slot = None;
+    }
+    match end {
+        Ok(end) => outcome(call, end).await,
+        Err(text) => Reply::error(text),
+    }
+}
+
+async fn run_and_wait(
+    session: &Session,
+    command: &str,
+    args: Value,
+    deadline: Instant,
+    waiter: &Waiter,
+    cancel: &CancellationToken,
+) -> Result<WaitEnd, String> {
+    let pending = session.client.send(command, Some(args)).await.map_err(|e| e.to_string())?;
+    let after = pending.sent_after;
+    pending.wait(deadline).await.and_then(|a| a.into_result()).map_err(|e| e.to_string())?;
+    // The stop may already be in: the pump applies events as they arrive.
+    session.with(|s| {
+        if s.halt_after(after).is_none() {
+            s.status = Status::Running;
+            s.stop = None;
+        }
+    });
+    Ok(wait_or_cancel(session, after, deadline, waiter, cancel).await)
+}
+
+async fn wait_or_cancel(
+    session: &Session,
+    after: u64,
+    deadline: Instant,
+    waiter: &Waiter,
+    cancel: &CancellationToken,
+) -> WaitEnd {
+    tokio::select! {
+        end = wait_halt(session, after, deadline, waiter) => end,
+        _ = cancel.cancelled() => WaitEnd::Interrupted("cancel"),
+    }
+}
+
+/// The text and fields for how a wait ended.
+pub(crate) async fn outcome(call: &mut Call<'_>, end: WaitEnd) -> Reply {
+    let Some(session) = call.state.session.as_ref() else { return Reply::default() };
+    let (headline, state, timed_out) = match end {
+        WaitEnd::Halted(Halt::Stopped(body)) => {
+            let _ = fetch_top_frame(
+                session,
+                body.thread_id,
+                Instant::now() + std::time::Duration::from_secs(10),
+            )
+            .await;
+            let stop = session.with(|s| s.stop.clone()).unwrap_or_default();
+            (render::stop_line(&stop, &session.cwd), "stopped", false)
+        }
+        WaitEnd::Halted(Halt::Exited(code)) => {
+            (format!("Program exited with code {code}."), "exited", false)
+        }
+        WaitEnd::Halted(Halt::Terminated) => match session.with(|s| s.exit_code) {
+            Some(code) => (format!("Program exited with code {code}."), "exited", false),
+            None => ("Program terminated.".to_string(), "terminated", false),
+        },
+        WaitEnd::TimedOut => (
+            format!(
+                "Still running after {} s; nothing stopped it. Use \"pause\" to interrupt or \"continue\" to keep waiting.",
+                call.request.timeout_s
+            ),
+            "running",
+            true,
+        ),
+        WaitEnd::Interrupted(by) => (format!("Interrupted by {by}."), "running", false),
+    };
+    let stop = session.with(|s| s.stop.clone());
+    let exit_code = session.with(|s| s.exit_code);
+    let mut lines = render::snapshot(session, &mut call.state.shown, &mut call.redactor);
+    lines.retain(|l| !l.starts_with("Stopped at "));
+    lines.insert(0, headline);
+    let mut reply = Reply { lines, ..Reply::default() }
+        .field("state", state)
+        .field("timed_out", timed_out)
+        .field("exit_code", json!(exit_code));
+    if let Some(stop) = stop {
+        reply = reply.field("stop", json!({"reason": stop.reason, "thread_id": stop.thread_id,
+            "frame_id": stop.frame_id, "frame_name": stop.frame_name, "path": stop.path, "line": stop.line}));
+    }
+    reply
+}
+
+/// `pause`: at once when already stopped, else `pause` and wait for the stop.
+pub(crate) async fn pause(call: &mut Call<'_>) -> Reply {
+    let Some(session) = call.state.session.as_ref() else { return Reply::default() };
+    if session.status() == Status::Stopped {
+        let lines = render::snapshot(session, &mut call.state.shown, &mut call.redactor);
+        return Reply { lines, ..Reply::default() }.field("state", "stopped");
+    }
+    let thread = match thread_for(session, call.request.params.thread_id, call.deadline).await {
+        Ok(thread) => thread,
+        Err(text) => return Reply::error(text),
+    };
+    let waiter = Waiter { token: CancellationToken::new(), by: Arc::new(Mutex::new(None)) };
+    let sent = session.client.send("pause", Some(json!({"threadId": thread}))).await;
+    let after = match sent {
+        Ok(pending) => {
+            let after = pending.sent_after;
+            if let Err(err) = pending.wait(call.deadline).await.and_then(|a| a.into_result()) {
+                return Reply::error(err.to_string());
+            }
+            after
+        }
+        Err(err) => return Reply::error(err.to_string()),
+    };
+    match wait_halt(session, after, call.deadline, &waiter).await {
+        WaitEnd::TimedOut => Reply::error(format!(
+            "Pause was sent but the program did not stop within {} s.",
+            call.request.timeout_s
+        )),
+        end => outcome(call, end).await,
+    }
+}

@@ -1,0 +1,171 @@
+//! Masking credential-looking values before a result is rendered.
+//!
+//! It runs over whole strings at render time (so a token split across two output events is
+//! still caught), never over what is sent to the adapter. By name: a variable whose name, split
+//! at `_`, `-`, `.` and camelCase, has a secret-like segment. By value, whatever the name:
+//! private keys, cloud and chat tokens, JWTs and the password of a `scheme://user:pw@` URL.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+/// Name segments that mark a secret.
+const SECRET_SEGMENTS: &[&str] = &[
+    "password",
+    "passwd",
+    "pwd",
+    "passphrase",
+    "secret",
+    "token",
+    "apikey",
+    "credential",
+    "credentials",
+    "cookie",
+    "bearer",
+    "authorization",
+];
+
+/// Adjacent segment pairs that mark a secret.
+const SECRET_PAIRS: &[(&str, &str)] = &[("api", "key"), ("private", "key"), ("access", "key")];
+
+struct ValuePattern {
+    kind: &'static str,
+    regex: Regex,
+    /// The capture group that is replaced (0: the whole match).
+    group: usize,
+}
+
+static VALUE_PATTERNS: LazyLock<Vec<ValuePattern>> = LazyLock::new(|| {
+    let table: &[(&str, &str, usize)] = &[
+        (
+            "private-key",
+            r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)",
+            0,
+        ),
+        ("aws-key", r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b", 0),
+        ("github-token", r"\bgh[pousr]_[A-Za-z0-9]{36,}", 0),
+        ("github-token", r"\bgithub_pat_[A-Za-z0-9_]{20,}", 0),
+        ("slack-token", r"\bxox[abprs]-[A-Za-z0-9-]{10,}", 0),
+        ("api-key", r"\bsk-[A-Za-z0-9_-]{20,}", 0),
+        ("google-key", r"\bAIza[A-Za-z0-9_-]{35}", 0),
+        ("jwt", r"\beyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*", 0),
+        ("url-password", r"[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]+:([^\s@/]+)@", 1),
+    ];
+    table
+        .iter()
+        .filter_map(|(kind, re, group)| {
+            Regex::new(re).ok().map(|regex| ValuePattern { kind, regex, group: *group })
+        })
+        .collect()
+});
+
+/// Counts what was masked while rendering one result.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Redactor {
+    pub on: bool,
+    pub count: u64,
+}
+
+impl Redactor {
+    pub fn new(on: bool) -> Redactor {
+        Redactor { on, count: 0 }
+    }
+
+    /// A variable's value: masked whole when the name looks secret, else by value patterns.
+    pub fn named(&mut self, name: &str, value: &str) -> String {
+        if self.on && name_is_secret(name) && !value.is_empty() {
+            self.count += 1;
+            return "[redacted:name]".to_string();
+        }
+        self.text(value)
+    }
+
+    /// Free text (output, evaluate results, response bodies): value patterns only.
+    pub fn text(&mut self, text: &str) -> String {
+        if !self.on {
+            return text.to_string();
+        }
+        let mut out = text.to_string();
+        for pattern in VALUE_PATTERNS.iter() {
+            out = self.replace(&out, pattern);
+        }
+        out
+    }
+
+    fn replace(&mut self, text: &str, pattern: &ValuePattern) -> String {
+        let mut out = String::with_capacity(text.len());
+        let mut last = 0;
+        for caps in pattern.regex.captures_iter(text) {
+            let Some(m) = caps.get(pattern.group) else { continue };
+            out.push_str(&text[last..m.start()]);
+            out.push_str(&format!("[redacted:{}]", pattern.kind));
+            last = m.end();
+            self.count += 1;
+        }
+        out.push_str(&text[last..]);
+        out
+    }
+}
+
+/// `db_password`, `apiKey`, `X-Auth-Token`: split at `_ - .` and camelCase, then matched.
+pub fn name_is_secret(name: &str) -> bool {
+    let segments = segments(name);
+    segments.iter().any(|s| SECRET_SEGMENTS.contains(&s.as_str()))
+        || segments.windows(2).any(|w| SECRET_PAIRS.contains(&(w[0].as_str(), w[1].as_str())))
+}
+
+fn segments(name: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut previous_lower = false;
+    for c in name.chars() {
+        if matches!(c, '_' | '-' | '.' | ' ' | '[' | ']' | '\'' | '"') {
+            if !current.is_empty() {
+                out.push(std::mem::take(&mut current));
+            }
+            previous_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && previous_lower && !current.is_empty() {
+            out.push(std::mem::take(&mut current));
+        }
+        previous_lower = c.is_lowercase() || c.is_ascii_digit();
+        current.extend(c.to_lowercase());
+    }
+    if !current.is_empty() {
+        out.push(current);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_split_into_segments() {
+        for name in ["db_password", "apiKey", "API_KEY", "X-Auth-Token", "self.secret", "pwd"] {
+            assert!(name_is_secret(name), "{name}");
+        }
+        for name in ["keyboard", "passing", "tokenizer_count", "monkey", "author"] {
+            assert!(!name_is_secret(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn values_are_masked_by_kind() {
+        let mut r = Redactor::new(true);
+        let token = format!("token=ghp_{}", "a".repeat(36));
+        assert_eq!(r.text(&token), "token=[redacted:github-token]");
+        assert_eq!(r.text("AKIAABCDEFGHIJKLMNOP"), "[redacted:aws-key]");
+        assert_eq!(
+            r.text("postgres://bob:hunter2@db/x"),
+            "postgres://bob:[redacted:url-password]@db/x"
+        );
+        assert_eq!(r.named("db_password", "'hunter2'"), "[redacted:name]");
+        assert_eq!(r.count, 4);
+        let mut off = Redactor::new(false);
+        assert_eq!(off.named("password", "x"), "x");
+        assert_eq!(off.count, 0);
+    }
+}
