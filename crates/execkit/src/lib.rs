@@ -9,15 +9,19 @@
 mod doctor;
 #[cfg(test)]
 mod echo;
+mod formats;
 mod settings;
 mod toolkit;
 pub mod tools;
 
 pub use doctor::{Doctor, DoctorSection};
 pub use execkit_bash::BashExtras;
-pub use execkit_output::artifact::{ArtifactId, ArtifactStore, ReadOutput, Selection};
+pub use execkit_output::artifact::{
+    ArtifactError, ArtifactId, ArtifactStore, ReadOutput, Selection, SelectionOptions,
+};
 pub use execkit_protocol::ProgressFn;
 pub use execkit_protocol::{Content, Progress, ToolResult};
 pub use execkit_tool::{CallContext, Lookup, Notes};
+pub use formats::ToolFormat;
 pub use toolkit::{Toolkit, ToolkitBuilder};
 pub use tools::ToolSpec;
