@@ -2,6 +2,7 @@
 
 import asyncio
 import re
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -71,9 +72,10 @@ def test_progress_callback_sees_the_growing_tail(tk):
 
 
 def test_toolkit_progress_is_the_default_and_a_raising_callback_is_unraisable(
-    workdir, toolkit_vars
+    workdir, toolkit_vars, monkeypatch
 ):
-    seen = []
+    seen, unraisable = [], []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
 
     def broken(event):
         seen.append(event)
@@ -83,6 +85,7 @@ def test_toolkit_progress_is_the_default_and_a_raising_callback_is_unraisable(
         result = tk.call("bash", {"command": "echo a; sleep 0.5; echo b"})
     assert result["isError"] is False and "b" in text_of(result)
     assert seen
+    assert any("callback bug" in str(u.exc_value) for u in unraisable), unraisable
 
 
 def test_calls_from_8_threads_run_at_once(tk):
