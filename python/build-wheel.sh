@@ -19,9 +19,10 @@ cargo build --profile "$profile" -p execkit-js --bin execkit-js-kernel
 dir=debug
 [ "$profile" = release ] && dir=release
 mkdir -p python/execkit/bin
-cp "target/$dir/execkit-js-kernel" python/execkit/bin/execkit-js-kernel
+# Debug info would make up most of the wheel (hundreds of MiB in a dev build): strip it.
+strip -o python/execkit/bin/execkit-js-kernel "target/$dir/execkit-js-kernel"
 rm -f "$out"/execkit-*.whl
-python3 -m maturin build --profile "$profile" --out "$out"
+python3 -m maturin build --profile "$profile" --strip --out "$out"
 if [ "$install" = 1 ]; then
   python3 -m pip install --force-reinstall "$out"/execkit-*.whl
 fi
