@@ -9,7 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Context as _;
 use clap::{ArgGroup, Args};
-use execkit::{ArtifactId, ArtifactStore, ReadOutput, Selection};
+use execkit::{ArtifactId, ArtifactStore, ReadOutput, Selection, SelectionOptions};
 use execkit_output::artifact::{ArtifactError, ArtifactMeta};
 use execkit_output::format;
 
@@ -62,9 +62,6 @@ pub struct ArtifactArgs {
     #[arg(long, conflicts_with_all = ["target", "selector", "raw"])]
     gc: bool,
 }
-
-/// Default number of grep matches (O29).
-const GREP_DEFAULT_MAX: u64 = 200;
 
 pub async fn run(cwd: Option<&Path>, args: ArtifactArgs) -> anyhow::Result<i32> {
     let toolkit = common::cli_toolkit(cwd)?;
@@ -126,34 +123,15 @@ fn run_blocking(store: &ArtifactStore, args: &ArtifactArgs) -> anyhow::Result<i3
 
 /// The selector from the flags or from the URI query, never both.
 fn selection(args: &ArtifactArgs, query: Option<&str>) -> Result<Selection, ArtifactError> {
-    let flagged =
-        args.lines.is_some() || args.head.is_some() || args.tail.is_some() || args.grep.is_some();
-    if let Some(query) = query {
-        if flagged {
-            return Err(ArtifactError::BadSelection(
-                "give the selector either in the URI query or as an option, not both".into(),
-            ));
-        }
-        return Selection::from_query(query);
-    }
-    if let Some(lines) = &args.lines {
-        // The store parses `a-b` the same way for URI queries and for this option.
-        return Selection::from_query(&format!("lines={lines}"));
-    }
-    if let Some(n) = args.head {
-        return Ok(Selection::Head(n));
-    }
-    if let Some(n) = args.tail {
-        return Ok(Selection::Tail(n));
-    }
-    if let Some(pattern) = &args.grep {
-        return Ok(Selection::Grep {
-            pattern: pattern.clone(),
-            context: args.context.unwrap_or(0),
-            max: args.max.unwrap_or(GREP_DEFAULT_MAX),
-        });
-    }
-    Ok(Selection::Whole)
+    let options = SelectionOptions {
+        lines: args.lines.clone(),
+        head: args.head,
+        tail: args.tail,
+        grep: args.grep.clone(),
+        context: args.context,
+        max: args.max,
+    };
+    options.resolve(query)
 }
 
 fn raw(store: &ArtifactStore, id: &ArtifactId) -> anyhow::Result<i32> {

@@ -10,6 +10,7 @@ mod doctor;
 #[cfg(test)]
 mod echo;
 mod escalation;
+mod formats;
 mod sandbox;
 mod settings;
 mod toolkit;
@@ -18,10 +19,13 @@ pub mod tools;
 pub use doctor::{Doctor, DoctorSection};
 pub use escalation::{Approval, ApprovalRequest, Approver};
 pub use execkit_bash::BashExtras;
-pub use execkit_output::artifact::{ArtifactId, ArtifactStore, ReadOutput, Selection};
+pub use execkit_output::artifact::{
+    ArtifactError, ArtifactId, ArtifactStore, ReadOutput, Selection, SelectionOptions,
+};
 pub use execkit_protocol::ProgressFn;
 pub use execkit_protocol::{Content, Progress, ToolResult};
 pub use execkit_sandbox::{Mode as SandboxMode, Network as SandboxNetwork, SandboxOptions};
 pub use execkit_tool::{CallContext, Lookup, Notes};
+pub use formats::ToolFormat;
 pub use toolkit::{Toolkit, ToolkitBuilder};
 pub use tools::ToolSpec;

@@ -45,13 +45,22 @@ impl ArtifactId {
 impl Selection {
     /// Parses a URI query: `lines=a-b`, `head=n`, `tail=n`, `grep=<urlencoded>&context=n&max=n`.
     pub fn from_query(query: &str) -> Result<Selection, ArtifactError> {
+        Selection::from_pairs(query.split('&').filter(|p| !p.is_empty()).map(|pair| {
+            let (key, raw) = pair.split_once('=').unwrap_or((pair, ""));
+            (key.to_string(), percent_decode(raw))
+        }))
+    }
+
+    /// The selector from decoded `key=value` pairs, with every check a URI query gets.
+    fn from_pairs(
+        pairs: impl Iterator<Item = (String, String)>,
+    ) -> Result<Selection, ArtifactError> {
         let bad = ArtifactError::BadSelection;
         let mut chosen: Option<Selection> = None;
         let mut context = None;
         let mut max = None;
-        for pair in query.split('&').filter(|p| !p.is_empty()) {
-            let (key, raw) = pair.split_once('=').unwrap_or((pair, ""));
-            let value = percent_decode(raw);
+        for (key, value) in pairs {
+            let key = key.as_str();
             let pick = match key {
                 "lines" => Some(parse_lines(&value)?),
                 "head" => Some(Selection::Head(count(key, &value)?)),
@@ -96,6 +105,50 @@ impl Selection {
             Some(other) => Ok(other),
             None => Ok(Selection::Whole),
         }
+    }
+}
+
+/// A read selector given as separate options (the CLI's flags, the Python module's keyword
+/// arguments) instead of a URI query; the same words and the same checks as the query.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SelectionOptions {
+    /// `a-b` (or `n`): lines a to b, 1-based and inclusive.
+    pub lines: Option<String>,
+    pub head: Option<u64>,
+    pub tail: Option<u64>,
+    pub grep: Option<String>,
+    pub context: Option<u64>,
+    pub max: Option<u64>,
+}
+
+impl SelectionOptions {
+    pub fn is_empty(&self) -> bool {
+        *self == SelectionOptions::default()
+    }
+
+    /// The selector from these options or from a URI's query, never both.
+    pub fn resolve(&self, query: Option<&str>) -> Result<Selection, ArtifactError> {
+        match query.filter(|q| !q.is_empty()) {
+            Some(_) if !self.is_empty() => Err(ArtifactError::BadSelection(
+                "give the selector either in the URI query or as an option, not both".into(),
+            )),
+            Some(query) => Selection::from_query(query),
+            None => Selection::from_pairs(self.pairs().into_iter()),
+        }
+    }
+
+    fn pairs(&self) -> Vec<(String, String)> {
+        let numbers = [("head", self.head), ("tail", self.tail)];
+        let texts = [("lines", &self.lines), ("grep", &self.grep)];
+        let modifiers = [("context", self.context), ("max", self.max)];
+        let mut pairs: Vec<(String, String)> = Vec::new();
+        for (key, value) in texts {
+            pairs.extend(value.clone().map(|v| (key.to_string(), v)));
+        }
+        for (key, value) in numbers.into_iter().chain(modifiers) {
+            pairs.extend(value.map(|v| (key.to_string(), v.to_string())));
+        }
+        pairs
     }
 }
 

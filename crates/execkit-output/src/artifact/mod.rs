@@ -22,6 +22,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use execkit_tool::Lookup;
 use serde::{Deserialize, Serialize};
 
+pub use id::SelectionOptions;
 pub(crate) use render::{back, put_char, render_line};
 pub use writer::{ArtifactWriter, WriteOutcome};
 

@@ -58,6 +58,36 @@ fn queries_parse_and_reject_with_the_ox13_texts() {
 }
 
 #[test]
+fn options_select_like_the_query_and_never_both() {
+    let options = |f: fn(&mut SelectionOptions)| {
+        let mut o = SelectionOptions::default();
+        f(&mut o);
+        o
+    };
+    let grep = options(|o| {
+        o.grep = Some("err or".into());
+        o.context = Some(2);
+    });
+    let query = Selection::from_query("grep=err%20or&context=2").unwrap();
+    assert_eq!(grep.resolve(None).unwrap(), query);
+    let lines = options(|o| o.lines = Some("2-9".into()));
+    assert_eq!(lines.resolve(None).unwrap(), Selection::Lines { from: 2, to: 9 });
+    assert_eq!(SelectionOptions::default().resolve(None).unwrap(), Selection::Whole);
+    assert_eq!(SelectionOptions::default().resolve(Some("head=3")).unwrap(), Selection::Head(3));
+    let errors = [
+        (options(|o| o.head = Some(1)), Some("tail=2")),
+        (options(|o| (o.head, o.tail) = (Some(1), Some(2))), None),
+        (options(|o| o.context = Some(1)), None),
+        (options(|o| (o.grep, o.context) = (Some("x".into()), Some(21))), None),
+        (options(|o| o.grep = Some("(".into())), None),
+    ];
+    for (options, query) in errors {
+        let err = options.resolve(query).unwrap_err();
+        assert!(matches!(err, ArtifactError::BadSelection(_)), "{options:?}: {err}");
+    }
+}
+
+#[test]
 fn directory_is_created_private_and_files_are_0600() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("a/b");

@@ -9,7 +9,7 @@
 use serde_json::{Map, Value, json};
 
 /// The `{type: "function", function: {…}}` definition of one tool.
-pub fn definition(name: &str, description: &str, schema: &Value) -> Value {
+pub(super) fn definition(name: &str, description: &str, schema: &Value) -> Value {
     let strict = strict_capable(schema);
     let mut parameters = schema.clone();
     if strict {

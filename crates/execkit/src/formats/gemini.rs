@@ -14,7 +14,7 @@ const KEPT_KEYS: &[&str] =
     &["type", "description", "enum", "properties", "required", "items", "minimum", "maximum"];
 
 /// The `{name, description, parameters}` declaration of one tool.
-pub fn declaration(name: &str, description: &str, schema: &Value) -> Value {
+pub(super) fn declaration(name: &str, description: &str, schema: &Value) -> Value {
     json!({
         "name": name,
         "description": description,

@@ -3,13 +3,10 @@
 use std::path::Path;
 
 use clap::{Args, ValueEnum};
-use execkit::ToolSpec;
-use serde_json::{Value, json};
+use execkit::ToolFormat;
+use serde_json::Value;
 
 use crate::common::{self, EXIT_OK};
-
-mod gemini;
-mod openai;
 
 #[derive(Debug, Args)]
 pub struct ToolsArgs {
@@ -31,6 +28,17 @@ pub enum Format {
     Anthropic,
 }
 
+impl From<Format> for ToolFormat {
+    fn from(format: Format) -> ToolFormat {
+        match format {
+            Format::Mcp => ToolFormat::Mcp,
+            Format::Openai => ToolFormat::Openai,
+            Format::Gemini => ToolFormat::Gemini,
+            Format::Anthropic => ToolFormat::Anthropic,
+        }
+    }
+}
+
 pub async fn run(cwd: Option<&Path>, args: ToolsArgs) -> anyhow::Result<i32> {
     let toolkit = common::cli_toolkit(cwd)?;
     let specs = toolkit.tools();
@@ -38,24 +46,7 @@ pub async fn run(cwd: Option<&Path>, args: ToolsArgs) -> anyhow::Result<i32> {
         eprintln!("execkit: {name} is not listed: {why}");
     }
     toolkit.close().await;
-    let list: Vec<Value> = specs.iter().map(|spec| render(spec, args.format)).collect();
+    let list: Vec<Value> = specs.iter().map(|spec| spec.render(args.format.into())).collect();
     common::print_text(&serde_json::to_string_pretty(&list)?)?;
     Ok(EXIT_OK)
-}
-
-fn render(spec: &ToolSpec, format: Format) -> Value {
-    match format {
-        Format::Mcp => json!({
-            "name": spec.name,
-            "description": spec.description,
-            "inputSchema": spec.input_schema,
-        }),
-        Format::Openai => openai::definition(&spec.name, &spec.description, &spec.input_schema),
-        Format::Gemini => gemini::declaration(&spec.name, &spec.description, &spec.input_schema),
-        Format::Anthropic => json!({
-            "name": spec.name,
-            "description": spec.description,
-            "input_schema": spec.input_schema,
-        }),
-    }
 }
