@@ -1,13 +1,14 @@
 //! execkit benchmarks. Each case measures execkit and a baseline in the same run and prints
 //! the ratio, because absolute times drift on shared machines.
 //!
-//! `cargo run --release -p execkit-bench -- [all|bash-overhead|sink|flood-rss|spawn|input-wait]`
+//! `cargo run --release -p execkit-bench -- [all|bash-overhead|sink|flood-rss|spawn|input-wait|js]`
 
 // Benchmarks print their results, start their baselines with `std::process::Command`, and read
 // `EXECKIT_BENCH_*` variables directly.
 #![allow(clippy::print_stdout, clippy::disallowed_methods)]
 
 mod input_wait;
+mod js;
 mod overhead;
 mod rss;
 mod sink;
@@ -39,7 +40,10 @@ fn main() {
     if run_all || which == "input-wait" {
         runtime.block_on(input_wait::latency());
     }
-    let known = ["bash-overhead", "sink", "flood-rss", "spawn", "input-wait"];
+    if run_all || which == "js" {
+        js::kernel_vs_node();
+    }
+    let known = ["bash-overhead", "sink", "flood-rss", "spawn", "input-wait", "js"];
     if !run_all && !known.contains(&which.as_str()) {
         println!("unknown benchmark {which:?}; expected all or one of {}", known.join(", "));
         std::process::exit(2);
