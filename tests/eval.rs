@@ -519,3 +519,55 @@ async fn eval_a_knob_that_does_not_parse_stops_the_toolkit() {
         assert!(err.starts_with(&format!("{name}=\"{value}\" is not ")), "{err}");
     }
 }
+
+/// Python and JavaScript sessions side by side in one Toolkit, with a JavaScript cell calling
+/// bash through the real dispatcher; the kernel binary is found next to this test binary's
+/// profile directory, where the workspace build puts it.
+#[tokio::test]
+async fn eval_python_and_javascript_sessions_in_one_toolkit() {
+    let kit = crate::support::Kit::new();
+    let mut pids = Vec::new();
+    for s in ["a", "b"] {
+        let r = kit
+            .call(
+                "eval",
+                json!({"session": s, "cells": [
+                    {"language": "py", "code": format!("n = '{s}-py'")},
+                    {"language": "js", "code": format!("var n = '{s}-js'")},
+                ]}),
+            )
+            .await;
+        assert!(!r.is_error, "{}", r.text());
+        for i in 0..2 {
+            pids.push(cell(&r, i)["kernel"]["pid"].as_u64().unwrap() as u32);
+        }
+    }
+    let r = kit
+        .call(
+            "eval",
+            json!({"session": "a", "cells": [
+                {"language": "py", "code": "print(n)"},
+                {"language": "js", "code": "n"},
+                {"language": "js", "code": "(await tool.bash({command: 'echo from-bash'})).text"},
+            ]}),
+        )
+        .await;
+    assert!(!r.is_error, "{}", r.text());
+    let text = r.text();
+    assert!(text.contains("---\na-py\n"), "{text}");
+    assert!(text.contains("---\n\"a-js\"\n"), "{text}");
+    assert!(text.contains("from-bash"), "{text}");
+    assert_eq!(cell(&r, 2)["tool_calls"][0]["name"], "bash");
+    let doctor = kit.toolkit.doctor();
+    let eval = doctor.sections.iter().find(|s| s.title == "eval").unwrap();
+    assert!(
+        eval.lines.iter().any(|l| l.starts_with("javascript: ") && l.contains("execkit-js-kernel")),
+        "{:?}",
+        eval.lines
+    );
+    kit.toolkit.close().await;
+    for pid in pids {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        assert!(stat.is_empty() || stat.contains(") Z "), "kernel {pid} survived: {stat}");
+    }
+}

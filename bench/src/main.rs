@@ -3,7 +3,7 @@
 //!
 //! `cargo run --release -p execkit-bench -- [all|bash-overhead|sink|flood-rss|spawn|input-wait|
 //! ssh|oneshot-bash|oneshot-eval|mcp-first-eval|mcp-warm-eval|mcp-bash|sandbox|
-//! debug-step]`
+//! debug-step|js]`
 
 // Benchmarks print their results, start their baselines with `std::process::Command`, and read
 // `EXECKIT_BENCH_*` variables directly.
@@ -11,6 +11,7 @@
 
 mod debug_step;
 mod input_wait;
+mod js;
 mod mcp;
 mod mcp_client;
 mod oneshot;
@@ -71,6 +72,9 @@ fn main() {
     if run_all || which == "debug-step" {
         runtime.block_on(debug_step::debugpy_step());
     }
+    if run_all || which == "js" {
+        js::kernel_vs_node();
+    }
     let known = [
         "bash-overhead",
         "sink",
@@ -85,6 +89,7 @@ fn main() {
         "mcp-bash",
         "sandbox",
         "debug-step",
+        "js",
     ];
     if !run_all && !known.contains(&which.as_str()) {
         println!("unknown benchmark {which:?}; expected all or one of {}", known.join(", "));

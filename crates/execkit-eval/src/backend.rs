@@ -8,6 +8,7 @@
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
+use std::time::Duration;
 
 use execkit_process::Supervisor;
 use execkit_protocol::eval::Language;
@@ -49,6 +50,37 @@ pub trait KernelBackend: Send + Sync {
 
     /// What the kernel raises in a cell on SIGINT, named in the timeout note.
     fn interrupt_name(&self) -> &'static str;
+
+    /// How a cell of this language is stopped on timeout or cancellation.
+    fn interruption(&self) -> Interruption {
+        Interruption::Signal
+    }
+
+    /// Doctor lines when the backend may look things up now (`execkit doctor` starts no
+    /// kernel); the default is [`Self::doctor`].
+    fn doctor_in(&self, env: BackendEnv<'_>) -> Vec<String> {
+        let _ = env;
+        self.doctor()
+    }
+
+    /// What a crash means in this language's words, from the exit and the diagnostic tail
+    /// (`ran out of memory (limit 2048 MiB)`); `None` keeps the generic exit description.
+    fn crash_cause(&self, diag: &str, env: BackendEnv<'_>) -> Option<String> {
+        let _ = (diag, env);
+        None
+    }
+}
+
+/// How the host stops a running cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Interruption {
+    /// SIGINT to the kernel's process group, SIGKILL after the configured grace (spec
+    /// P16–P17). The kernel keeps no state across the kill.
+    Signal,
+    /// An `interrupt` frame, which only a cell that is waiting can act on (spec JS16). A
+    /// kernel still busy after `grace` is killed and replaced at once, and the snapshot the
+    /// host asked for after its last `ok` cell is restored into the replacement (JS17).
+    Frame { grace: Duration },
 }
 
 /// The pool key of `session`'s kernel for `backend`.

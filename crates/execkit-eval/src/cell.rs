@@ -16,6 +16,7 @@ use tokio::task::JoinSet;
 use tokio::time::{Instant, sleep_until};
 
 use crate::ToolCallback;
+use crate::backend::Interruption;
 use crate::frame::{CellRef, DoneStatus, HostFrame, KernelFrame, StreamName};
 use crate::kernel::{Event, Kernel};
 
@@ -87,6 +88,8 @@ pub struct CellRun<'a> {
     pub tools: Vec<String>,
     pub callback: Option<ToolCallback>,
     pub cancel: CancellationToken,
+    /// How the cell is stopped; with [`Interruption::Signal`], the grace before SIGKILL.
+    pub interruption: Interruption,
     pub interrupt_grace: Duration,
 }
 
@@ -258,6 +261,12 @@ impl<'k, 'r> CellLoop<'k, 'r> {
                 self.on_tool_call(fid == id, call_id, name, args).await;
             }
             KernelFrame::ToolCancel { call_id } => self.on_tool_cancel(call_id).await,
+            // The answer to the snapshot asked for after the previous cell (it queued first).
+            KernelFrame::SnapshotDone { id: fid, skipped, .. } => {
+                if !self.kernel.cell_snapshot_done(fid, skipped) {
+                    self.out.bad_frames += 1;
+                }
+            }
             KernelFrame::Done { id: fid, status, execution_count } if fid == id => {
                 self.out.execution_count = Some(execution_count);
                 return Flow::End(match (status, self.stopping) {
@@ -328,14 +337,25 @@ impl<'k, 'r> CellLoop<'k, 'r> {
         Flow::Continue
     }
 
-    /// Timeout or cancellation: SIGINT the kernel's group and wait the grace for `done`
-    /// (spec P16–P17). The CPU time is taken now, before the interrupt handler runs.
+    /// Timeout or cancellation: interrupt the cell and wait the grace for `done` — SIGINT to
+    /// the kernel's group (spec P16–P17) or an `interrupt` frame (JS16). The CPU time is
+    /// taken now, before the interrupt handler runs.
     fn begin_stop(&mut self, stop: Stop) -> Flow {
         if stop == Stop::Timeout {
             self.out.cpu_ms = self.cpu_since_start().or(self.out.cpu_ms);
         }
-        self.kernel.tree.signal(libc::SIGINT);
-        self.stopping = Some((stop, Instant::now() + self.run.interrupt_grace));
+        let grace = match self.run.interruption {
+            Interruption::Signal => {
+                self.kernel.tree.signal(libc::SIGINT);
+                self.run.interrupt_grace
+            }
+            Interruption::Frame { grace } => {
+                // A full command queue means the kernel is not reading: the kill follows.
+                let _ = self.kernel.cmd.try_send(HostFrame::Interrupt { id: self.id });
+                grace
+            }
+        };
+        self.stopping = Some((stop, Instant::now() + grace));
         Flow::Continue
     }
 

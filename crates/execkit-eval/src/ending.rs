@@ -4,6 +4,7 @@
 
 use execkit_process::ExitStatus;
 
+use crate::backend::Interruption;
 use crate::cell::{CellEnd, Stop};
 use crate::collect::CellError;
 use crate::error::StartError;
@@ -19,6 +20,8 @@ pub struct Crash {
     pub first_death: bool,
     /// The dead kernel's diagnostic tail.
     pub diag: String,
+    /// The backend's reading of the death (`ran out of memory (limit 2048 MiB)`).
+    pub cause: Option<String>,
 }
 
 /// Everything the words of a cell's end depend on.
@@ -32,6 +35,10 @@ pub struct EndFacts<'a> {
     pub interrupt_name: &'static str,
     pub error: Option<&'a CellError>,
     pub crash: Option<Crash>,
+    /// How the cell was stopped (a signal, or an `interrupt` frame with a kill after it).
+    pub interruption: Interruption,
+    /// For a kernel killed while busy and replaced at once: what its replacement restored.
+    pub restart: Option<String>,
 }
 
 /// A cell's end in words, plus what it means for the kernel.
@@ -83,19 +90,29 @@ fn cpu_clause(cpu_ms: Option<u64>) -> String {
 
 fn interrupted_on_timeout(facts: &EndFacts<'_>) -> Ending {
     let (t, cpu) = (facts.timeout_s, cpu_clause(facts.cpu_ms));
+    let note = match facts.interruption {
+        Interruption::Signal => format!(
+            "[cell timed out after {t} s{cpu}; interrupted with {}; variables are kept]",
+            facts.interrupt_name
+        ),
+        // Only a cell that was waiting can answer the interrupt frame.
+        Interruption::Frame { .. } => {
+            format!("[cell timed out after {t} s while waiting; interrupted; variables are kept]")
+        }
+    };
     Ending::new(
         Status::Timeout,
         Some(format!("timed out after {t} s and was interrupted; variables are kept.")),
-        Some(format!(
-            "[cell timed out after {t} s{cpu}; interrupted with {}; variables are kept]",
-            facts.interrupt_name
-        )),
+        Some(note),
     )
 }
 
 fn killed(stop: Stop, facts: &EndFacts<'_>) -> Ending {
     let (lang, t, grace) = (facts.lang, facts.timeout_s, facts.grace_s);
     let cpu = cpu_clause(facts.cpu_ms);
+    if let Some(clause) = &facts.restart {
+        return killed_while_busy(stop, facts, clause);
+    }
     match stop {
         Stop::Timeout => Ending::new(
             Status::Timeout,
@@ -116,20 +133,45 @@ fn killed(stop: Stop, facts: &EndFacts<'_>) -> Ending {
     }
 }
 
+/// A busy kernel killed and replaced at once (spec JS16): the note says what came back.
+fn killed_while_busy(stop: Stop, facts: &EndFacts<'_>, clause: &str) -> Ending {
+    let (lang, t) = (facts.lang, facts.timeout_s);
+    match stop {
+        Stop::Timeout => Ending::new(
+            Status::Timeout,
+            Some(format!("timed out after {t} s; the {lang} kernel was restarted.")),
+            Some(format!(
+                "[cell timed out after {t} s{}; the {lang} kernel was busy and was restarted; \
+                 {clause}]",
+                cpu_clause(facts.cpu_ms)
+            )),
+        ),
+        Stop::Cancel => Ending::new(
+            Status::Cancelled,
+            Some("was cancelled.".into()),
+            Some(format!(
+                "[the cell was cancelled while busy; the {lang} kernel was restarted; {clause}]"
+            )),
+        ),
+    }
+}
+
 fn crashed(exit: Option<ExitStatus>, facts: &EndFacts<'_>) -> Ending {
     let lang = facts.lang;
-    let (first_death, diag) = match &facts.crash {
-        Some(c) => (c.first_death, c.diag.as_str()),
-        None => (true, ""),
+    let (first_death, diag, cause) = match &facts.crash {
+        Some(c) => (c.first_death, c.diag.as_str(), c.cause.clone()),
+        None => (true, "", None),
     };
     let next = if first_death {
         "The next cell starts a fresh kernel (automatic restart 1 of 1)."
     } else {
         "It will not be restarted automatically; run a cell with \"reset\": true."
     };
-    let ended = exit.map_or("ended unexpectedly".to_string(), exit_phrase);
-    let mut note =
-        format!("[the {lang} kernel {ended} during this cell; its variables are lost. {next}]");
+    let (ended, when) = match cause {
+        Some(cause) => (cause, ""),
+        None => (exit.map_or("ended unexpectedly".to_string(), exit_phrase), " during this cell"),
+    };
+    let mut note = format!("[the {lang} kernel {ended}{when}; its variables are lost. {next}]");
     if !diag.trim().is_empty() {
         note.push('\n');
         note.push_str(diag);

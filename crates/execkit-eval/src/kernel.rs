@@ -91,6 +91,7 @@ pub struct Kernel {
     diag: Arc<Mutex<DiagRing>>,
     next_id: AtomicU64,
     pub(crate) trace: bool,
+    pub(crate) cell_snapshots: crate::cell_snapshot::CellSnapshots,
 }
 
 fn pipe_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
@@ -178,6 +179,7 @@ impl Kernel {
             diag: diag.ring,
             next_id: AtomicU64::new(1),
             trace: spec.trace,
+            cell_snapshots: Default::default(),
         };
         if let Err(mut err) = kernel.handshake(spec.ready_timeout).await {
             kernel.kill().await;

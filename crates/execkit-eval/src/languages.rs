@@ -4,9 +4,10 @@
 use std::sync::Arc;
 
 use crate::backend::KernelBackend;
+use crate::js::JsBackend;
 use crate::python::PythonBackend;
 
 /// Every backend, in the order doctor lists them.
 pub fn backends() -> Vec<Arc<dyn KernelBackend>> {
-    vec![Arc::new(PythonBackend::default())]
+    vec![Arc::new(PythonBackend::default()), Arc::new(JsBackend::default())]
 }

@@ -32,7 +32,11 @@ pub struct Restored {
 impl Restored {
     /// `restored 4 names (df, np, clean, cfg); not restored: conn (cannot be pickled)`.
     pub fn clause(&self) -> String {
-        let mut out = format!("restored {} names ({})", self.names.len(), list(&self.names));
+        let mut out = match self.names.len() {
+            0 => "restored 0 names".to_string(),
+            1 => format!("restored 1 name ({})", list(&self.names)),
+            n => format!("restored {n} names ({})", list(&self.names)),
+        };
         if !self.not_restored.is_empty() {
             let items: Vec<String> =
                 self.not_restored.iter().map(|n| format!("{} ({})", n.name, n.reason)).collect();

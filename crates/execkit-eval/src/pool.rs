@@ -71,6 +71,8 @@ struct Slot {
     deaths: u32,
     unavailable: Option<String>,
     loss: Option<Loss>,
+    /// What was restored into a kernel that replaced a killed one, announced with the loss.
+    restored: Option<Restored>,
     snapshot: Option<Snapshot>,
     start_lock: Arc<Mutex<()>>,
 }
@@ -156,13 +158,10 @@ impl Pool {
 
     /// Writes `kernel`'s state to the key's snapshot file before it is stopped (P19).
     async fn park(&self, key: &KernelKey, kernel: &Kernel) -> Option<Snapshot> {
-        use std::hash::{Hash, Hasher};
         use std::os::unix::fs::DirBuilderExt;
         let dir = self.inner.snap_dir.as_ref()?;
         std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).ok()?;
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        key.hash(&mut h);
-        kernel.snapshot(&dir.join(format!("{:016x}.pickle", h.finish()))).await
+        kernel.snapshot(&dir.join(format!("{:016x}.pickle", key_hash(key)))).await
     }
 
     async fn stop_parked(&self, key: &KernelKey, kernel: Arc<Kernel>) {
@@ -302,12 +301,13 @@ impl Pool {
             slot.busy |= for_cell;
             slot.generation += 1;
             let loss = slot.loss.take();
+            let restored = slot.restored.take();
             return Ok(Live::Lease(Lease {
                 key: key.clone(),
                 kernel,
                 started: false,
                 loss,
-                restored: None,
+                restored,
             }));
         }
         slot.kernel = None;
@@ -480,14 +480,50 @@ impl Pool {
         slot.loss = Some(Loss { reason: LossReason::TimeoutKill, text: text.into() });
     }
 
+    /// Where `key`'s kernel writes the snapshot asked for after each `ok` cell (spec JS17):
+    /// a file in the private snapshot directory, `None` when snapshots are off.
+    pub fn cell_snapshot_path(&self, key: &KernelKey) -> Option<PathBuf> {
+        use std::os::unix::fs::DirBuilderExt;
+        let dir = self.inner.snap_dir.as_ref()?;
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).ok()?;
+        Some(dir.join(format!("{:016x}.cell.json", key_hash(key))))
+    }
+
+    /// A kernel killed because its cell was busy at a timeout or cancellation (spec JS16):
+    /// announced, never counted, and replaced at once with `snapshot` (its last `ok` cell's
+    /// state) restored. What came back is returned for the killed cell's note and kept for
+    /// the next cell's announcement.
+    pub async fn replace_killed(
+        &self,
+        key: &KernelKey,
+        cancelled: bool,
+        snapshot: Option<Snapshot>,
+        spawn: impl FnOnce() -> Result<KernelSpawn, StartError>,
+    ) -> Result<Option<Restored>, PoolError> {
+        self.record_timeout_kill(key, cancelled).await;
+        if let Some(snap) = snapshot {
+            self.inner.slots.lock().await.entry(key.clone()).or_default().snapshot = Some(snap);
+        }
+        let lease = self.checkout(key, spawn, false).await?;
+        let mut slots = self.inner.slots.lock().await;
+        let slot = slots.entry(key.clone()).or_default();
+        slot.loss = lease.loss;
+        slot.restored = lease.restored.clone();
+        Ok(lease.restored)
+    }
+
     /// `reset: true` (E7): stops the kernel and clears the key's history.
     pub async fn reset(&self, key: &KernelKey) {
+        if let Some(path) = self.cell_snapshot_path(key) {
+            let _ = std::fs::remove_file(path);
+        }
         let kernel = {
             let mut slots = self.inner.slots.lock().await;
             let Some(slot) = slots.get_mut(key) else { return };
             slot.deaths = 0;
             slot.unavailable = None;
             slot.loss = None;
+            slot.restored = None;
             if let Some(snap) = slot.snapshot.take() {
                 let _ = std::fs::remove_file(&snap.path);
             }
@@ -539,6 +575,14 @@ impl Pool {
             let _ = std::fs::remove_dir_all(dir);
         }
     }
+}
+
+/// A stable name for `key`'s files in the snapshot directory.
+fn key_hash(key: &KernelKey) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    key.hash(&mut h);
+    h.finish()
 }
 
 /// `5 min`, `90 s`.

@@ -16,13 +16,14 @@ use tokio::sync::{Mutex, OnceCell};
 use tokio::time::Instant;
 
 use crate::ToolCallback;
-use crate::backend::{BackendEnv, KernelBackend, kernel_key};
+use crate::backend::{BackendEnv, Interruption, KernelBackend, kernel_key};
 use crate::cell::{CellEnd, CellOutcome, CellRun, Stop};
 use crate::collect::{CallImages, Collector};
 use crate::config::{EvalConfig, KernelMode};
 use crate::ending::{self, Crash, EndFacts, Ending, NoKernel};
 use crate::error::{PoolError, StartError};
 use crate::kernel::Kernel;
+use crate::park::Restored;
 use crate::pool::{KernelKey, Lease, Pool};
 use crate::report::{CellReport, KernelInfo, Status};
 use crate::request::{self, Allowed, Call, Cell};
@@ -296,9 +297,14 @@ impl EvalRunner {
             label,
             cell.timeout.as_millis() as f64,
         );
-        let outcome = kernel.run_cell(self.cell_run(cell, step.ctx), &mut collector).await;
+        let run = self.cell_run(cell, step.ctx, leased.backend.as_ref());
+        let outcome = kernel.run_cell(run, &mut collector).await;
         record_outcome(&mut report, &outcome);
-        let crash = self.settle(&outcome.end, &leased.key, &kernel).await;
+        let crash = self.settle(&outcome.end, &leased, &kernel).await;
+        let restart = self.restart_if_killed(&outcome.end, &leased, &kernel).await;
+        if let Some(Ok(restored)) = &restart {
+            report.restored = restored.clone();
+        }
         let facts = EndFacts {
             lang,
             timeout_s: cell.timeout.as_secs(),
@@ -307,9 +313,17 @@ impl EvalRunner {
             interrupt_name: leased.backend.interrupt_name(),
             error: collector.error.as_ref(),
             crash,
+            interruption: leased.backend.interruption(),
+            restart: restart.map(|r| restart_clause(&r)),
         };
         let ending = ending::describe(&outcome.end, &facts);
         finish_report(&mut report, ending, collector);
+        if outcome.end == CellEnd::Ok
+            && leased.backend.interruption() != Interruption::Signal
+            && let Some(path) = self.inner.pool.cell_snapshot_path(&leased.key)
+        {
+            kernel.request_cell_snapshot(path);
+        }
         if matches!(outcome.end, CellEnd::Ok | CellEnd::Error | CellEnd::Interrupted(_)) {
             self.inner.pool.release(leased.lease).await;
         }
@@ -348,7 +362,12 @@ impl EvalRunner {
         )
     }
 
-    fn cell_run<'a>(&self, cell: &'a Cell, ctx: &CallContext) -> CellRun<'a> {
+    fn cell_run<'a>(
+        &self,
+        cell: &'a Cell,
+        ctx: &CallContext,
+        backend: &dyn KernelBackend,
+    ) -> CellRun<'a> {
         let tools = self.inner.tools.iter().filter(|t| t.as_str() != "eval").cloned().collect();
         CellRun {
             code: &cell.code,
@@ -358,22 +377,27 @@ impl EvalRunner {
             tools,
             callback: self.inner.callback.clone(),
             cancel: ctx.cancel.clone(),
+            interruption: backend.interruption(),
             interrupt_grace: self.inner.config.interrupt_grace,
         }
     }
 
     /// Tells the pool what the cell's end means for its kernel; for a crash, returns what
     /// the words about it need.
-    async fn settle(&self, end: &CellEnd, key: &KernelKey, kernel: &Kernel) -> Option<Crash> {
-        let pool = &self.inner.pool;
+    async fn settle(&self, end: &CellEnd, leased: &Leased, kernel: &Kernel) -> Option<Crash> {
+        let (pool, key) = (&self.inner.pool, &leased.key);
         match end {
+            // A kernel killed while busy is replaced by `restart_if_killed`.
+            CellEnd::Killed(_) if leased.backend.interruption() != Interruption::Signal => {}
             CellEnd::Killed(stop) => pool.record_timeout_kill(key, *stop == Stop::Cancel).await,
             CellEnd::Crashed(exit) => {
                 // Children the dead kernel left in its group go with it.
                 kernel.kill().await;
                 let first_death = pool.deaths(key).await == 0;
+                let diag = kernel.diag_tail();
+                let cause = leased.backend.crash_cause(&diag, self.env());
                 pool.record_death(key, ending::death_description(*exit), false).await;
-                return Some(Crash { first_death, diag: kernel.diag_tail() });
+                return Some(Crash { first_death, diag, cause });
             }
             CellEnd::ProtocolError(why) => {
                 pool.record_death(key, format!("broke the protocol: {why}"), true).await;
@@ -381,6 +405,25 @@ impl EvalRunner {
             CellEnd::Ok | CellEnd::Error | CellEnd::Interrupted(_) => {}
         }
         None
+    }
+
+    /// A kernel that can only be stopped by a kill (spec JS16) and was killed: its
+    /// replacement starts now, with the snapshot of its last `ok` cell restored (JS17).
+    async fn restart_if_killed(
+        &self,
+        end: &CellEnd,
+        leased: &Leased,
+        kernel: &Kernel,
+    ) -> Option<Result<Option<Restored>, String>> {
+        let CellEnd::Killed(stop) = end else { return None };
+        if leased.backend.interruption() == Interruption::Signal {
+            return None;
+        }
+        let (key, backend) = (&leased.key, &leased.backend);
+        let snapshot = kernel.last_cell_snapshot();
+        let spawn = || backend.spawn(key, self.env());
+        let replaced = self.inner.pool.replace_killed(key, *stop == Stop::Cancel, snapshot, spawn);
+        Some(replaced.await.map_err(|e| e.to_string()))
     }
 
     /// Shuts every kernel down.
@@ -398,7 +441,7 @@ impl EvalRunner {
             cfg.backends_value.as_deref().unwrap_or("unset")
         )];
         for backend in &self.inner.backends {
-            lines.extend(backend.doctor());
+            lines.extend(backend.doctor_in(self.env()));
         }
         if let Some(e) = self.inner.prewarm_error.lock().ok().and_then(|s| s.clone()) {
             lines.push(format!("pre-warm failed: {e}"));
@@ -410,6 +453,15 @@ impl EvalRunner {
             }
         }
         lines
+    }
+}
+
+/// The restore clause of a killed cell's note: what the replacement kernel got back.
+fn restart_clause(restart: &Result<Option<Restored>, String>) -> String {
+    match restart {
+        Ok(Some(restored)) => restored.clause(),
+        Ok(None) => "variables from earlier cells are lost".to_string(),
+        Err(e) => format!("its replacement did not start ({e}); the next cell tries again"),
     }
 }
 

@@ -320,7 +320,7 @@ async fn five_sessions_never_more_than_four_kernels() {
         .await;
     assert_eq!(
         r.text(),
-        "[Python kernel restarted: it was stopped to make room (at most 4 live Python kernels); restored 1 names (v)]\nagain"
+        "[Python kernel restarted: it was stopped to make room (at most 4 live Python kernels); restored 1 name (v)]\nagain"
     );
     assert_eq!(cell(&r, 0)["kernel"]["state_lost"]["reason"], "evicted");
     let r = kit.call(json!({"session": "s4", "cells": [{"language": "py", "code": "v"}]})).await;
@@ -340,7 +340,7 @@ async fn idle_kernels_expire_and_say_so() {
     assert_eq!(cell(&r, 0)["kernel"]["state_lost"]["reason"], "idle_timeout");
     assert_eq!(
         r.text(),
-        "[Python kernel restarted: it had been idle for 1 s; restored 1 names (v)]\nwoke"
+        "[Python kernel restarted: it had been idle for 1 s; restored 1 name (v)]\nwoke"
     );
     kit.runner.close().await;
 }

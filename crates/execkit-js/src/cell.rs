@@ -9,6 +9,7 @@ use boa_engine::builtins::promise::PromiseState;
 use boa_engine::error::{EngineError, RuntimeLimitError};
 use boa_engine::object::builtins::{JsArray, JsPromise};
 use boa_engine::{JsError, JsNativeError, JsString, JsValue, Script, Source};
+use execkit_protocol::kernel::KernelFrame;
 use serde_json::{Value, json};
 use std::path::Path;
 
@@ -30,8 +31,13 @@ pub struct ErrorInfo {
 }
 
 impl ErrorInfo {
-    pub fn frame(&self, id: u64) -> Value {
-        json!({"type": "error", "id": id, "ename": self.ename, "evalue": self.evalue, "traceback": self.traceback})
+    pub fn frame(&self, id: u64) -> KernelFrame {
+        KernelFrame::Error {
+            id,
+            ename: self.ename.clone(),
+            evalue: self.evalue.clone(),
+            traceback: self.traceback.clone(),
+        }
     }
 
     fn new(ename: &str, evalue: String) -> Self {

@@ -3,10 +3,11 @@
 //! error JS cannot catch.
 
 use crate::executor::executor;
-use crate::wire::{Command, emit};
+use crate::wire::emit;
 use boa_engine::builtins::promise::PromiseState;
 use boa_engine::object::builtins::JsPromise;
 use boa_engine::{Context, JsError, JsResult, JsValue, js_string};
+use execkit_protocol::kernel::{HostFrame, KernelFrame};
 use serde_json::json;
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -57,8 +58,8 @@ pub fn run_microtasks(context: &mut Context) -> JsResult<()> {
 /// What the loop needs from the kernel: the command channel and a place for commands that
 /// arrive while a cell runs (they run after it).
 pub struct Inbox<'a> {
-    pub commands: &'a Receiver<Command>,
-    pub deferred: &'a mut VecDeque<Command>,
+    pub commands: &'a Receiver<HostFrame>,
+    pub deferred: &'a mut VecDeque<HostFrame>,
     pub cell_id: u64,
 }
 
@@ -108,14 +109,18 @@ pub fn drive(
 
 /// Acts on a command that arrived while the cell waits: tool replies and this cell's
 /// interrupt now, anything else after the cell.
-fn handle_command(context: &mut Context, cmd: Command, inbox: &mut Inbox<'_>) -> Result<(), Stop> {
+fn handle_command(
+    context: &mut Context,
+    cmd: HostFrame,
+    inbox: &mut Inbox<'_>,
+) -> Result<(), Stop> {
     match cmd {
-        Command::ToolResult { call_id, result, error } => {
+        HostFrame::ToolResult { call_id, result, error } => {
             deliver_tool_result(context, call_id, result, error);
             Ok(())
         }
-        Command::Interrupt { id } if id == inbox.cell_id => Err(Stop::Interrupted),
-        Command::Interrupt { .. } => Ok(()),
+        HostFrame::Interrupt { id } if id == inbox.cell_id => Err(Stop::Interrupted),
+        HostFrame::Interrupt { .. } => Ok(()),
         other => {
             inbox.deferred.push_back(other);
             Ok(())
@@ -178,6 +183,6 @@ fn expire_tool_calls(context: &mut Context, now: Instant) -> bool {
 pub fn cancel_tool_calls() {
     let pending = std::mem::take(&mut *executor().tools.borrow_mut());
     for call_id in pending.keys() {
-        emit(&json!({"type": "tool_cancel", "call_id": call_id}));
+        emit(&KernelFrame::ToolCancel { call_id: *call_id });
     }
 }

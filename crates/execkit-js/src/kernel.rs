@@ -5,8 +5,9 @@ use crate::cell::{CellOutcome, ErrorInfo};
 use crate::event_loop::cancel_tool_calls;
 use crate::executor::{CellInfo, KernelHooks, QueueingExecutor, executor};
 use crate::modules::FileLoader;
-use crate::wire::{Command, PROTOCOL, emit, emit_all, emit_stream};
+use crate::wire::{PROTOCOL, emit, emit_all, emit_stream};
 use boa_engine::{Context, JsObject, JsResult, JsString, JsValue, Script, Source};
+use execkit_protocol::kernel::{DoneStatus, HostFrame, KernelFrame, StreamName};
 use serde_json::{Value, json};
 use std::collections::VecDeque;
 use std::path::Path;
@@ -30,8 +31,8 @@ const VALUE_STACK_LIMIT: usize = 1 << 22;
 /// The kernel's state on the VM thread.
 pub struct Kernel {
     pub(crate) context: Context,
-    pub(crate) commands: Receiver<Command>,
-    pub(crate) deferred: VecDeque<Command>,
+    pub(crate) commands: Receiver<HostFrame>,
+    pub(crate) deferred: VecDeque<HostFrame>,
     pub(crate) hooks: JsObject,
     pub(crate) loader: Rc<FileLoader>,
     count: u64,
@@ -42,7 +43,7 @@ pub struct Kernel {
 
 impl Kernel {
     /// Builds the context and installs the prelude.
-    pub fn new(commands: Receiver<Command>) -> Result<Self, String> {
+    pub fn new(commands: Receiver<HostFrame>) -> Result<Self, String> {
         let loader = Rc::new(FileLoader::default());
         let mut context = Context::builder()
             .job_executor(Rc::new(QueueingExecutor))
@@ -70,10 +71,12 @@ impl Kernel {
 
     /// Serves commands until the process is told to exit (by the reader thread).
     pub fn run(mut self) {
-        emit(&json!({
-            "type": "ready", "protocol": PROTOCOL, "language": "javascript",
-            "version": ENGINE, "pid": std::process::id(),
-        }));
+        emit(&KernelFrame::Ready {
+            protocol: PROTOCOL,
+            language: "javascript".into(),
+            version: ENGINE.into(),
+            pid: std::process::id(),
+        });
         loop {
             let cmd = match self.deferred.pop_front() {
                 Some(cmd) => cmd,
@@ -83,13 +86,15 @@ impl Kernel {
                 },
             };
             match cmd {
-                Command::Execute { id, code, timeout_ms, tools } => {
+                HostFrame::Execute { id, code, timeout_ms, tools, .. } => {
                     self.execute(id, &code, timeout_ms, &tools);
                 }
-                Command::Snapshot { id, path } => self.snapshot(id, Path::new(&path)),
-                Command::Restore { id, path } => self.restore(id, Path::new(&path)),
+                HostFrame::Snapshot { id, path } => self.snapshot(id, Path::new(&path)),
+                HostFrame::Restore { id, path } => self.restore(id, Path::new(&path)),
                 // A late reply or a stale interrupt: the cell it was for has ended.
-                Command::ToolResult { .. } | Command::Interrupt { .. } | Command::Shutdown => {}
+                HostFrame::ToolResult { .. }
+                | HostFrame::Interrupt { .. }
+                | HostFrame::Shutdown => {}
             }
         }
     }
@@ -113,7 +118,7 @@ impl Kernel {
     fn execute(&mut self, id: u64, code: &str, timeout_ms: u64, tools: &[String]) {
         self.count += 1;
         let n = self.count;
-        emit(&json!({"type": "started", "id": id, "execution_count": n}));
+        emit(&KernelFrame::Started { id, execution_count: n });
         let timeout_ms = timeout_ms.max(1);
         self.context.runtime_limits_mut().set_loop_iteration_limit(loop_limit(timeout_ms));
         let deadline = Instant::now() + Duration::from_millis(timeout_ms);
@@ -137,7 +142,7 @@ impl Kernel {
             let s = if cancelled == 1 { "" } else { "s" };
             emit_stream(
                 id,
-                "stderr",
+                StreamName::Stderr,
                 &format!("[{cancelled} pending timer{s} cancelled when the cell ended]\n"),
             );
         }
@@ -150,11 +155,11 @@ impl Kernel {
         let status = match outcome {
             CellOutcome::Value(value) => {
                 last.extend(self.result_frame(id, value));
-                "ok"
+                DoneStatus::Ok
             }
             CellOutcome::Error(info) => {
                 last.push(info.frame(id));
-                "error"
+                DoneStatus::Error
             }
             CellOutcome::Interrupted => {
                 let info = ErrorInfo {
@@ -163,23 +168,37 @@ impl Kernel {
                     traceback: vec!["Interrupted: the cell was interrupted while waiting".into()],
                 };
                 last.push(info.frame(id));
-                "interrupted"
+                DoneStatus::Interrupted
             }
         };
         *ex.cell.borrow_mut() = None;
-        last.push(json!({"type": "done", "id": id, "status": status, "execution_count": n}));
+        last.push(KernelFrame::Done { id, status, execution_count: n });
         emit_all(&last);
     }
 
-    fn result_frame(&mut self, id: u64, value: Option<JsValue>) -> Option<Value> {
+    fn result_frame(&mut self, id: u64, value: Option<JsValue>) -> Option<KernelFrame> {
         let value = value.filter(|v| !v.is_undefined())?;
-        if let Some(data) = self.primitive_bundle(&value) {
-            return Some(json!({"type": "result", "id": id, "data": data}));
-        }
-        match self.hook_json("bundle", &[value]) {
-            Ok(data) => Some(json!({"type": "result", "id": id, "data": data})),
+        let bundle = match self.primitive_bundle(&value) {
+            Some(data) => Ok(data),
+            None => self.hook_json("bundle", &[value]),
+        };
+        match bundle {
+            Ok(Value::Object(data)) => Some(KernelFrame::Result { id, data, metadata: None }),
+            Ok(other) => {
+                let e = format!("the bundle is not an object: {other}");
+                emit_stream(
+                    id,
+                    StreamName::Stderr,
+                    &format!("[the result could not be rendered: {e}]\n"),
+                );
+                None
+            }
             Err(e) => {
-                emit_stream(id, "stderr", &format!("[the result could not be rendered: {e}]\n"));
+                emit_stream(
+                    id,
+                    StreamName::Stderr,
+                    &format!("[the result could not be rendered: {e}]\n"),
+                );
                 None
             }
         }

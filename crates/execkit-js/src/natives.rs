@@ -12,6 +12,7 @@ use boa_engine::object::builtins::JsPromise;
 use boa_engine::{
     Context, JsArgs, JsNativeError, JsObject, JsResult, JsString, JsValue, js_string,
 };
+use execkit_protocol::kernel::{KernelFrame, StreamName};
 use serde_json::{Value, json};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -63,17 +64,18 @@ fn write_stream(_: &JsValue, args: &[JsValue], context: &mut Context) -> JsResul
     let fd = args.get_or_undefined(0).to_u32(context)?;
     let text = rust_string(args.get_or_undefined(1), context)?;
     if let Some(cell) = executor().current_cell() {
-        emit_stream(cell.id, if fd == 2 { "stderr" } else { "stdout" }, &text);
+        let name = if fd == 2 { StreamName::Stderr } else { StreamName::Stdout };
+        emit_stream(cell.id, name, &text);
     }
     Ok(JsValue::undefined())
 }
 
 fn display(_: &JsValue, args: &[JsValue], context: &mut Context) -> JsResult<JsValue> {
     let text = rust_string(args.get_or_undefined(0), context)?;
-    let data: Value =
+    let data: serde_json::Map<String, Value> =
         serde_json::from_str(&text).map_err(|e| type_error(format!("display: {e}")))?;
     if let Some(cell) = executor().current_cell() {
-        emit(&json!({"type": "display", "id": cell.id, "data": data}));
+        emit(&KernelFrame::Display { id: cell.id, data, metadata: None });
     }
     Ok(JsValue::undefined())
 }
@@ -158,9 +160,7 @@ fn tool_call(_: &JsValue, args: &[JsValue], context: &mut Context) -> JsResult<J
     };
     let deadline = cell.deadline.unwrap_or_else(Instant::now) + TOOL_REPLY_GRACE;
     let call_id = ex.add_tool_call(name.clone(), resolvers.resolve, deadline);
-    emit(
-        &json!({"type": "tool_call", "id": cell.id, "call_id": call_id, "name": name, "args": call_args}),
-    );
+    emit(&KernelFrame::ToolCall { id: cell.id, call_id, name, args: call_args });
     Ok(promise.into())
 }
 

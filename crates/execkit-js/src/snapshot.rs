@@ -4,6 +4,7 @@
 use crate::kernel::Kernel;
 use crate::wire::emit;
 use boa_engine::{JsString, JsValue};
+use execkit_protocol::kernel::{KernelFrame, NameReason};
 use serde_json::{Value, json};
 use std::hash::{Hash, Hasher};
 use std::path::Path;
@@ -24,34 +25,29 @@ impl Kernel {
         let encoded = match self.hook_json("snapshot", &args) {
             Ok(v) => v,
             Err(e) => {
-                let skipped = json!([{"name": "*", "reason": format!("the snapshot failed: {e}")}]);
-                emit(
-                    &json!({"type": "snapshot_done", "id": id, "saved": [], "skipped": skipped, "bytes": 0}),
-                );
+                let skipped = vec![everything(format!("the snapshot failed: {e}"))];
+                emit(&KernelFrame::SnapshotDone { id, saved: Vec::new(), skipped, bytes: 0 });
                 return;
             }
         };
         let entries = encoded.get("entries").cloned().unwrap_or_else(|| json!([]));
-        let saved: Vec<Value> = entries
+        let saved: Vec<String> = entries
             .as_array()
-            .map(|a| a.iter().filter_map(|e| e.get("name").cloned()).collect())
+            .map(|a| a.iter().filter_map(|e| e.get("name")?.as_str().map(String::from)).collect())
             .unwrap_or_default();
-        let mut skipped: Vec<Value> =
-            encoded.get("skipped").and_then(Value::as_array).cloned().unwrap_or_default();
+        let mut skipped = name_reasons(encoded.get("skipped"));
         let more = encoded.get("more").and_then(Value::as_u64).unwrap_or(0);
         if more > 0 {
-            let reason =
-                encoded.get("moreReason").cloned().unwrap_or_else(|| json!("snapshot budget"));
-            skipped.push(json!({"name": format!("+{more} more"), "reason": reason}));
+            let reason = encoded.get("moreReason").and_then(Value::as_str);
+            let reason = reason.unwrap_or("snapshot budget").to_string();
+            skipped.push(NameReason { name: format!("+{more} more"), reason });
         }
         let file = json!({"format": "execkit-js-snapshot", "version": 1, "entries": entries});
         let text = file.to_string();
         if let Err(e) = self.write_if_changed(path, &text) {
-            skipped.push(json!({"name": "*", "reason": format!("cannot write the snapshot: {e}")}));
+            skipped.push(everything(format!("cannot write the snapshot: {e}")));
         }
-        emit(
-            &json!({"type": "snapshot_done", "id": id, "saved": saved, "skipped": skipped, "bytes": text.len()}),
-        );
+        emit(&KernelFrame::SnapshotDone { id, saved, skipped, bytes: text.len() as u64 });
     }
 
     /// Rewrites the file only when the encoding changed, through a temporary file and a rename.
@@ -71,9 +67,8 @@ impl Kernel {
 
     pub(crate) fn restore(&mut self, id: u64, path: &Path) {
         let fail = |reason: String| {
-            emit(
-                &json!({"type": "restore_done", "id": id, "restored": [], "failed": [{"name": "*", "reason": reason}]}),
-            );
+            let failed = vec![everything(reason)];
+            emit(&KernelFrame::RestoreDone { id, restored: Vec::new(), failed });
         };
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
@@ -82,14 +77,23 @@ impl Kernel {
         let arg: JsValue = JsString::from(text.as_str()).into();
         match self.hook_json("restore", &[arg]) {
             Ok(result) => {
-                let restored = result.get("restored").cloned().unwrap_or_else(|| json!([]));
-                let failed = result.get("failed").cloned().unwrap_or_else(|| json!([]));
-                emit(
-                    &json!({"type": "restore_done", "id": id, "restored": restored, "failed": failed}),
-                );
+                let restored = result.get("restored").cloned().unwrap_or_default();
+                let restored = serde_json::from_value(restored).unwrap_or_default();
+                let failed = name_reasons(result.get("failed"));
+                emit(&KernelFrame::RestoreDone { id, restored, failed });
             }
             Err(e) => fail(format!("the snapshot did not load: {e}")),
         }
         let _ = crate::event_loop::run_microtasks(&mut self.context);
     }
+}
+
+/// `{name: "*", reason}`: the whole snapshot or restore, not one name.
+fn everything(reason: String) -> NameReason {
+    NameReason { name: "*".into(), reason }
+}
+
+/// The prelude's `[{name, reason}]` list.
+fn name_reasons(value: Option<&Value>) -> Vec<NameReason> {
+    value.and_then(|v| serde_json::from_value(v.clone()).ok()).unwrap_or_default()
 }

@@ -1,16 +1,15 @@
 //! The kernel's side of the NDJSON protocol (spec-eval.md E28–E29): the protocol fds, the
-//! frame writer and the command reader thread.
+//! frame writer and the command reader thread. The frame types are the host's own
+//! (`execkit_protocol::kernel`), so both ends parse and write the same definitions.
 
-use serde::Deserialize;
-use serde_json::{Value, json};
+use execkit_protocol::kernel::{HostFrame, KernelFrame, StreamName};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::fd::{FromRawFd, RawFd};
 use std::sync::Mutex;
 use std::sync::mpsc::Sender;
 
-/// The protocol version announced in `ready`.
-pub const PROTOCOL: u32 = 1;
+pub use execkit_protocol::kernel::PROTOCOL;
 /// Longest command line the kernel reads; longer lines are dropped.
 const MAX_COMMAND: usize = 16 * 1024 * 1024;
 /// Most text one `stream` frame carries (E29: ≤ 64 KiB).
@@ -55,12 +54,12 @@ pub fn install_events(fd: RawFd) {
 }
 
 /// Writes one frame as a line. A closed event pipe means the host is gone: exit at once.
-pub fn emit(frame: &Value) {
+pub fn emit(frame: &KernelFrame) {
     emit_all(std::slice::from_ref(frame));
 }
 
 /// Writes frames in one write, so a trivial cell's `result` and `done` cost one syscall.
-pub fn emit_all(frames: &[Value]) {
+pub fn emit_all(frames: &[KernelFrame]) {
     let mut lines = Vec::new();
     for frame in frames {
         match serde_json::to_writer(&mut lines, frame) {
@@ -77,7 +76,7 @@ pub fn emit_all(frames: &[Value]) {
 }
 
 /// Sends `text` as `stream` frames of at most [`STREAM_CHUNK`] bytes, split on char boundaries.
-pub fn emit_stream(id: u64, name: &str, text: &str) {
+pub fn emit_stream(id: u64, name: StreamName, text: &str) {
     let mut rest = text;
     while !rest.is_empty() {
         let mut cut = rest.len().min(STREAM_CHUNK);
@@ -85,7 +84,7 @@ pub fn emit_stream(id: u64, name: &str, text: &str) {
             cut -= 1;
         }
         let (chunk, tail) = rest.split_at(cut);
-        emit(&json!({"type": "stream", "id": id, "name": name, "text": chunk}));
+        emit(&KernelFrame::Stream { id, name, text: chunk.to_string() });
         rest = tail;
     }
 }
@@ -96,47 +95,9 @@ pub fn exit_now(code: i32) -> ! {
     unsafe { libc::_exit(code) }
 }
 
-/// Host → kernel frames the kernel acts on.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum Command {
-    Execute {
-        id: u64,
-        #[serde(default)]
-        code: String,
-        #[serde(default = "default_timeout")]
-        timeout_ms: u64,
-        #[serde(default)]
-        tools: Vec<String>,
-    },
-    ToolResult {
-        call_id: u64,
-        #[serde(default)]
-        result: Option<Value>,
-        #[serde(default)]
-        error: Option<String>,
-    },
-    Interrupt {
-        id: u64,
-    },
-    Snapshot {
-        id: u64,
-        path: String,
-    },
-    Restore {
-        id: u64,
-        path: String,
-    },
-    Shutdown,
-}
-
-fn default_timeout() -> u64 {
-    30_000
-}
-
 /// Reads commands until EOF. `shutdown` and EOF end the process at once, even mid-cell
 /// (E32); anything else goes to the VM thread. Lines that are not commands are ignored.
-pub fn read_commands(fd: RawFd, to_vm: Sender<Command>) -> ! {
+pub fn read_commands(fd: RawFd, to_vm: Sender<HostFrame>) -> ! {
     // SAFETY: the fd was duplicated for this process and is owned by this reader from now.
     let file = unsafe { File::from_raw_fd(fd) };
     let mut reader = BufReader::with_capacity(1 << 16, file);
@@ -151,8 +112,8 @@ pub fn read_commands(fd: RawFd, to_vm: Sender<Command>) -> ! {
             skip_rest_of_line(&mut reader);
             continue;
         }
-        match serde_json::from_slice::<Command>(&line) {
-            Ok(Command::Shutdown) => exit_now(0),
+        match serde_json::from_slice::<HostFrame>(&line) {
+            Ok(HostFrame::Shutdown) => exit_now(0),
             Ok(cmd) => {
                 if to_vm.send(cmd).is_err() {
                     exit_now(0);

@@ -19,10 +19,8 @@ pub enum Language {
     Js,
 }
 
-/// The languages the published schema offers. JavaScript parses (so a call can be refused
-/// with a clear message) but is not offered until its kernel exists: add `Language::Js` here
-/// to offer it.
-pub const PUBLISHED_LANGUAGES: &[Language] = &[Language::Py];
+/// The languages the published schema offers (the aliases are accepted, never offered).
+pub const PUBLISHED_LANGUAGES: &[Language] = &[Language::Py, Language::Js];
 
 impl Language {
     /// `py` / `js`.
@@ -49,8 +47,9 @@ pub struct CellParams {
     /// The cell's language. Each language has its own persistent kernel per session.
     #[schemars(schema_with = "published_languages")]
     pub language: Language,
-    /// Verbatim source (≤ 1 MiB). The last expression's value is shown. Python supports
-    /// top-level `await`, `display()`, `%magics` and `!shell`.
+    /// Verbatim source (≤ 1 MiB). The last expression's value is shown. Both languages
+    /// support top-level `await`, `display()` and `tool.<name>()`; Python also `%magics` and
+    /// `!shell`. JavaScript has no Node.js APIs and no npm.
     pub code: String,
     /// Label for headers and progress.
     #[serde(default)]
@@ -177,6 +176,7 @@ mod tests {
         let schema = serde_json::to_value(schemars::schema_for!(CellParams)).unwrap();
         let names: Vec<&str> = PUBLISHED_LANGUAGES.iter().map(|l| l.as_str()).collect();
         assert_eq!(schema["properties"]["language"]["enum"], json!(names));
-        assert!(!schema.to_string().contains("\"js\""), "{schema}");
+        assert_eq!(names, ["py", "js"]);
+        assert!(!schema.to_string().contains("javascript"), "{schema}");
     }
 }

@@ -86,11 +86,12 @@ full output is kept as artifact://<id>, which later commands can read directly (
 `grep -n error artifact://<id>`). A non-zero exit code is an error, with its meaning when known. \
 Use `async: true` for servers, watchers and long builds, then the job tool.";
 
-const EVAL_DESCRIPTION: &str = "Run cells of Python in a persistent kernel: variables, imports \
-and functions survive between calls of the same `session`. Cells run in order and the first \
-failing cell stops the rest. The last expression of a cell is shown; `display()` shows rich \
-values and matplotlib figures come back as images. Top-level `await`, `%magics` and `!shell` \
-work. Each cell has its own timeout (default 30 s); on a timeout the kernel is interrupted and \
+const EVAL_DESCRIPTION: &str = "Run cells of Python (`py`) or JavaScript (`js`) in persistent \
+kernels, one per language: variables, imports and functions survive between calls of the same \
+`session`. Cells run in order and the first failing cell stops the rest. The last expression of \
+a cell is shown; `display()` shows rich values and matplotlib figures come back as images. \
+Top-level `await` works in both; Python has `%magics` and `!shell`; JavaScript has no Node.js \
+APIs or npm (use `tool.bash()` or Python for the OS). Each cell has its own timeout (default 30 s); on a timeout the kernel is interrupted and \
 keeps its state when it can, and any loss of state is always announced. `input()` fails at once: \
 pass data in the code.";
 
@@ -212,13 +213,13 @@ mod tests {
     }
 
     #[test]
-    fn eval_requires_cells_and_offers_python_only() {
+    fn eval_requires_cells_and_offers_both_languages() {
         let schema = Tool::Eval.spec().input_schema;
         assert_eq!(schema["required"], serde_json::json!(["cells"]), "{schema}");
         assert_eq!(schema["properties"]["cells"]["type"], "array", "{schema}");
         let language = &schema["properties"]["cells"]["items"]["properties"]["language"];
-        assert_eq!(language["enum"], serde_json::json!(["py"]), "{schema}");
-        assert!(!schema.to_string().contains("`js`"), "{schema}");
+        assert_eq!(language["enum"], serde_json::json!(["py", "js"]), "{schema}");
+        assert!(!schema.to_string().contains("javascript"), "{schema}");
     }
 
     #[test]

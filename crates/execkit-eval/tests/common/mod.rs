@@ -89,6 +89,14 @@ impl Kit {
         self.call(json!({"cells": [{"language": "py", "code": code}]})).await
     }
 
+    pub async fn js(&self, code: &str) -> ToolResult {
+        self.call(json!({"cells": [{"language": "js", "code": code}]})).await
+    }
+
+    pub async fn js_t(&self, code: &str, timeout: u64) -> ToolResult {
+        self.call(json!({"cells": [{"language": "js", "code": code, "timeout": timeout}]})).await
+    }
+
     pub async fn py_t(&self, code: &str, timeout: u64) -> ToolResult {
         self.call(json!({"cells": [{"language": "py", "code": code, "timeout": timeout}]})).await
     }
