@@ -65,12 +65,11 @@ impl AdapterProcess {
             source: Box::new(source),
         })?;
         let stderr = Arc::new(Mutex::new(TailRing::default()));
-        if let Some(output) = child.take_output() {
-            tokio::spawn(feed_ring(output, Arc::clone(&stderr)));
-        }
+        let feeder =
+            child.take_output().map(|output| tokio::spawn(feed_ring(output, Arc::clone(&stderr))));
         let (tx, exit) = watch::channel(None);
         let (pid, tree) = (child.pid(), child.tree());
-        tokio::spawn(wait_for_exit(child, tx));
+        tokio::spawn(wait_for_exit(child, feeder, tx));
         Ok(AdapterProcess { name: cmd.name.clone(), pid, tree, exit, stderr })
     }
 
@@ -119,8 +118,21 @@ impl AdapterProcess {
     }
 }
 
-async fn wait_for_exit(mut child: Child, tx: watch::Sender<Option<ExitStatus>>) {
+/// How long the exit waits for the adapter's last output to reach the ring. A process the
+/// adapter left behind may hold the pipe open, so the wait is bounded.
+const LAST_OUTPUT_WAIT: Duration = Duration::from_millis(500);
+
+/// Publishes the exit only once the ring holds what the adapter wrote before exiting, so an
+/// error built from the exit quotes the adapter's last words.
+async fn wait_for_exit(
+    mut child: Child,
+    feeder: Option<tokio::task::JoinHandle<()>>,
+    tx: watch::Sender<Option<ExitStatus>>,
+) {
     if let Ok(status) = child.wait().await {
+        if let Some(feeder) = feeder {
+            let _ = tokio::time::timeout(LAST_OUTPUT_WAIT, feeder).await;
+        }
         tx.send_replace(Some(status));
     }
 }
