@@ -17,6 +17,7 @@ mod mcp_raw;
 mod output;
 mod process;
 mod sandbox;
+mod sandbox_tty;
 mod ssh;
 mod support;
 mod toolkit;

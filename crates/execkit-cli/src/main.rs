@@ -21,6 +21,7 @@ mod mcp;
 mod sandbox_args;
 mod ssh;
 mod tools;
+mod tty_approve;
 
 use std::path::PathBuf;
 use std::time::Duration;
