@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod artifact_cli;
+mod audit;
 mod bash;
 mod binary;
 mod cli;
