@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod artifact_cli;
+mod audit;
 mod bash;
 mod binary;
 mod cli;
@@ -17,6 +18,7 @@ mod mcp_raw;
 mod output;
 mod process;
 mod sandbox;
+mod sandbox_tty;
 mod ssh;
 mod support;
 mod toolkit;

@@ -24,7 +24,8 @@ impl Kit {
         let mut builder = Toolkit::builder()
             .cwd(dir.path().join("work"))
             .var("EXECKIT_ARTIFACT_DIR", dir.path().join("artifacts").to_string_lossy())
-            .var("EXECKIT_BASH_SNAPSHOT", "off");
+            .var("EXECKIT_BASH_SNAPSHOT", "off")
+            .var("EXECKIT_AUDIT", "0");
         for (name, value) in vars {
             builder = builder.var(*name, *value);
         }

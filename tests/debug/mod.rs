@@ -4,4 +4,5 @@
 
 mod fixtures;
 mod lifecycle;
+mod sandboxed;
 mod sessions;

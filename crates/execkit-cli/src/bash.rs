@@ -21,7 +21,10 @@ use crate::live::Live;
     128+N when signal N (SIGINT, SIGTERM, SIGHUP) cancelled the call.\n\n\
     With --async the command starts as a background job: its id and live artifact are printed \
     at once, then execkit waits for the job and prints its result (it stops the job if execkit \
-    itself is stopped).")]
+    itself is stopped).\n\n\
+    With --escalate REASON the command asks to run outside the sandbox (when execkit is \
+    confined): the request is shown on stderr and runs only if the person at the terminal \
+    answers y. Without a terminal on stdin it is refused and nothing runs.")]
 pub struct BashArgs {
     /// The command to run.
     #[arg(required = true, num_args = 1.., value_name = "COMMAND")]
@@ -35,6 +38,9 @@ pub struct BashArgs {
     /// Start as a background job, print its id and artifact, then wait for it.
     #[arg(long = "async")]
     pub(crate) background: bool,
+    /// Ask to run outside the sandbox for this reason; a person at the terminal approves.
+    #[arg(long, value_name = "REASON")]
+    pub(crate) escalate: Option<String>,
 }
 
 impl BashArgs {
@@ -56,18 +62,26 @@ pub async fn run(cwd: Option<&Path>, args: BashArgs) -> anyhow::Result<i32> {
     if args.background {
         params.insert("async".into(), Value::Bool(true));
     }
+    if let Some(reason) = &args.escalate {
+        params.insert("sandbox_permissions".into(), json!("require_escalated"));
+        params.insert("justification".into(), json!(reason));
+    }
+    let escalating = args.escalate.is_some();
     // With --async this process waits for the job itself, so the job can live; otherwise the
     // call is one-shot and processes left running are stopped with the reason said.
     let toolkit = if args.background { common::cli_toolkit(cwd)? } else { one_shot_toolkit(cwd)? };
-    let outcome = run_and_print(&toolkit, Value::Object(params)).await;
+    let outcome = run_and_print(&toolkit, Value::Object(params), escalating).await;
     toolkit.close().await;
     outcome
 }
 
-async fn run_and_print(toolkit: &Toolkit, params: Value) -> anyhow::Result<i32> {
-    // The output is printed as it arrives, then the rest of the result (its footer).
-    let live = Live::new(true);
-    let (result, interrupted) = call_interruptible(toolkit, "bash", params, Some(&live)).await?;
+async fn run_and_print(toolkit: &Toolkit, params: Value, escalating: bool) -> anyhow::Result<i32> {
+    // The output is printed as it arrives, then the rest of the result (its footer). A call
+    // that may ask the person draws no status line: it would overwrite the question.
+    let live = if escalating { Live::new(true).without_status() } else { Live::new(true) };
+    let approver = if escalating { crate::tty_approve::approver() } else { None };
+    let (result, interrupted) =
+        call_interruptible(toolkit, "bash", params, Some(&live), approver).await?;
     live.print_rest(&result.text())?;
     if let Some(signo) = interrupted {
         return Ok(common::signal_status(signo));
@@ -83,7 +97,7 @@ async fn run_and_print(toolkit: &Toolkit, params: Value) -> anyhow::Result<i32> 
 async fn wait_for_job(toolkit: &Toolkit, job_id: &str) -> anyhow::Result<i32> {
     loop {
         let poll = json!({"poll": [job_id]});
-        let (result, interrupted) = call_interruptible(toolkit, "job", poll, None).await?;
+        let (result, interrupted) = call_interruptible(toolkit, "job", poll, None, None).await?;
         if let Some(signo) = interrupted {
             return Ok(common::signal_status(signo));
         }

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use anyhow::Context as _;
 use clap::Args;
-use execkit::{CallContext, ToolResult, Toolkit};
+use execkit::{Approver, CallContext, ToolResult, Toolkit};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -43,7 +43,7 @@ pub async fn run(cwd: Option<&Path>, args: CallArgs) -> anyhow::Result<i32> {
     let toolkit = one_shot_toolkit(cwd)?;
     // The JSON result alone goes to stdout; a terminal gets the status line on stderr.
     let live = Live::new(false);
-    let outcome = call_interruptible(&toolkit, &args.tool, value, Some(&live)).await;
+    let outcome = call_interruptible(&toolkit, &args.tool, value, Some(&live), None).await;
     toolkit.close().await;
     let (result, interrupted) = outcome?;
     common::print_text(&serde_json::to_string_pretty(&result)?)?;
@@ -69,11 +69,13 @@ pub async fn call_interruptible(
     name: &str,
     args: Value,
     live: Option<&Live>,
+    approver: Option<Approver>,
 ) -> anyhow::Result<(ToolResult, Option<i32>)> {
     let mut signals = ShutdownSignals::install()?;
     let cancel = CancellationToken::new();
     let progress = live.map(Live::progress);
-    let call = toolkit.call(name, args, CallContext { progress, cancel: cancel.clone() });
+    let ctx = CallContext { progress, cancel: cancel.clone() };
+    let call = toolkit.call_with_approver(name, args, ctx, approver);
     let status_done = CancellationToken::new();
     let status = async {
         if let Some(live) = live {

@@ -40,7 +40,7 @@ pub async fn run(cwd: Option<&Path>, args: EvalArgs) -> anyhow::Result<i32> {
     // One cell's output streams as it arrives; several cells print their headed text at the end.
     let live = Live::new(cells.len() == 1);
     let args = json!({"cells": Value::Array(cells)});
-    let outcome = call_interruptible(&toolkit, "eval", args, Some(&live)).await;
+    let outcome = call_interruptible(&toolkit, "eval", args, Some(&live), None).await;
     toolkit.close().await;
     let (result, interrupted) = outcome?;
     live.print_rest(&result.text())?;

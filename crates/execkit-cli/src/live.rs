@@ -52,6 +52,12 @@ impl Live {
         }
     }
 
+    /// The same, never drawing the status line.
+    pub fn without_status(mut self) -> Live {
+        self.status = false;
+        self
+    }
+
     /// The progress callback for the call's context.
     pub fn progress(&self) -> execkit::ProgressFn {
         let live = self.clone();

@@ -17,10 +17,12 @@ mod completions;
 mod doctor;
 mod eval;
 mod live;
+mod log;
 mod mcp;
 mod sandbox_args;
 mod ssh;
 mod tools;
+mod tty_approve;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -76,6 +78,8 @@ enum Command {
     Doctor,
     /// Stop ssh master connections, or probe a host's OS and shell again.
     Ssh(ssh::SshArgs),
+    /// Print the audit log: one line per tool call, approvals and refusals included.
+    Log(log::LogArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(completions::CompletionsArgs),
 }
@@ -120,6 +124,7 @@ async fn dispatch(cli: Cli) -> i32 {
         Command::Artifact(args) => artifact::run(cwd, args).await,
         Command::Doctor => doctor::run(cwd).await,
         Command::Ssh(args) => ssh::run(cwd, args).await,
+        Command::Log(args) => log::run(args),
         Command::Completions(args) => completions::run(args),
     };
     match result {

@@ -30,4 +30,5 @@ mod start;
 mod terminate;
 
 pub use config::DebugConfig;
+pub use redact::Redactor;
 pub use runner::{DebugDeps, DebugRunner};

@@ -88,6 +88,10 @@ async fn writes_outside_the_roots_are_denied_even_to_root_and_inside_work() {
             && !PathBuf::from(format!("{}.late", outside.display())).exists()
     );
     assert_eq!(std::fs::read_to_string(ws.path().join(".git/config")).unwrap(), "[core]\n");
+    // A cwd inside the protected path resolves in the shared mount namespace: read-only too.
+    let out = run_in(&sup, &ws.path().join(".git"), "echo x >> config", Confinement::Policy).await;
+    assert!(out.contains("Read-only file system"), "{out}");
+    assert_eq!(std::fs::read_to_string(ws.path().join(".git/config")).unwrap(), "[core]\n");
     // The same Supervisor runs an exempt spawn unconfined.
     let out = run_in(
         &sup,

@@ -14,8 +14,9 @@
 //!   (CLONE_VFORK suspends the spawner thread until the child has exec'd or exited).
 //!
 //! What the child does matches what `std::process::Command` with a `pre_exec` hook did before:
-//! stdio, then `chdir`, then [`ChildSetup::apply`], then the spawn's confinement
-//! ([`crate::Confinement`], prepared in the parent), then glibc's `execvpe` search (PATH taken
+//! stdio, then [`ChildSetup::apply`], then the spawn's confinement ([`crate::Confinement`],
+//! prepared in the parent), then `chdir` (joining the sandbox's mount namespace resets the
+//! cwd), then glibc's `execvpe` search (PATH taken
 //! from the child's environment, `/bin/sh` for an executable without a `#!` line).
 
 use std::collections::BTreeMap;
@@ -273,7 +274,7 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
     unsafe { libc::_exit(127) }
 }
 
-/// Stdio, cwd, setup, then the `execvpe` search; returns only on failure, with the errno.
+/// Stdio, setup, confinement, cwd, then the `execvpe` search; returns only on failure, with the errno.
 ///
 /// # Safety
 /// Only in the cloned child.
@@ -287,12 +288,6 @@ unsafe fn exec(args: &ChildArgs) -> libc::c_int {
             }
         }
     }
-    // SAFETY: chdir to a path prepared before the clone.
-    if let Some(cwd) = &launch.cwd
-        && unsafe { libc::chdir(cwd.as_ptr()) } != 0
-    {
-        return errno();
-    }
     // SAFETY: in the cloned child, signals blocked, as `apply` requires.
     if let Err(err) = unsafe { launch.setup.apply() } {
         return err.raw_os_error().unwrap_or(libc::EINVAL);
@@ -300,6 +295,14 @@ unsafe fn exec(args: &ChildArgs) -> libc::c_int {
     // SAFETY: in the cloned child, after its setup and before exec, as `apply` requires.
     if let Err(errno) = unsafe { launch.confinement.apply() } {
         return errno;
+    }
+    // After the confinement: joining the sandbox's mount namespace resets the cwd to its root,
+    // and the cwd must resolve there (inside a protected path it is read-only too).
+    // SAFETY: chdir to a path prepared before the clone.
+    if let Some(cwd) = &launch.cwd
+        && unsafe { libc::chdir(cwd.as_ptr()) } != 0
+    {
+        return errno();
     }
     let image = &launch.image;
     let mut got_eacces = false;

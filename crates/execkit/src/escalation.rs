@@ -9,7 +9,7 @@
 use std::collections::HashSet;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use execkit_protocol::ToolResult;
@@ -73,6 +73,7 @@ impl Escalations {
         params: &BashParams,
         policy: &Policy,
         approver: Option<&Approver>,
+        answer: &OnceLock<&'static str>,
     ) -> Result<bool, ToolResult> {
         if params.sandbox_permissions != Some(SandboxPermissions::RequireEscalated) {
             return Ok(false);
@@ -83,9 +84,11 @@ impl Escalations {
         }
         let command = params.command.clone();
         if self.remembered(&command) {
+            let _ = answer.set("approved earlier for this session");
             return Ok(true);
         }
         let Some(approver) = approver else {
+            let _ = answer.set("refused: no way to ask a person");
             return Err(ToolResult::error(
                 "This command asked to run outside the sandbox, but this client cannot ask a \
                  person for approval. Nothing was run.",
@@ -96,7 +99,14 @@ impl Escalations {
             shorten(&command, MAX_SHOWN_COMMAND)
         );
         let request = ApprovalRequest { command: command.clone(), justification, message };
-        match tokio::time::timeout(self.timeout, approver(request)).await {
+        let answered = tokio::time::timeout(self.timeout, approver(request)).await;
+        let _ = answer.set(match answered {
+            Ok(Approval::Once) => "approved once",
+            Ok(Approval::Session) => "approved for this session",
+            Ok(Approval::Declined) => "declined",
+            Err(_) => "no answer",
+        });
+        match answered {
             Ok(Approval::Once) => Ok(true),
             Ok(Approval::Session) => {
                 if let Ok(mut approved) = self.approved.lock() {

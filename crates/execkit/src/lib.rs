@@ -6,6 +6,7 @@
 //! the long-lived state (process supervisor, artifact store, job table) and shuts it down on
 //! [`Toolkit::close`]. Every knob is read once, through one [`Lookup`], when it is built.
 
+pub mod audit;
 mod doctor;
 #[cfg(test)]
 mod echo;

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
 use execkit_bash::{BashConfig, BashDeps, BashExtras, BashRunner};
@@ -23,6 +23,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::audit::{AuditLog, CallRecord};
 use crate::doctor::{self, Doctor, DoctorSection};
 #[cfg(test)]
 use crate::echo;
@@ -193,6 +194,7 @@ struct Parts {
 impl Parts {
     /// Starts the tool runners over the shared parts.
     fn start(self, bash_config: BashConfig, eval_config: EvalConfig, notes: Notes) -> Toolkit {
+        let audit = AuditLog::from_lookup(&self.lookup);
         let bash = BashRunner::new(
             bash_config,
             BashDeps {
@@ -260,6 +262,7 @@ impl Parts {
                 shutdown: self.shutdown,
                 escalations: self.escalations,
                 approver: self.approver,
+                audit,
             }
         });
         Toolkit { inner }
@@ -310,6 +313,8 @@ struct Inner {
     escalations: Escalations,
     /// The library's approver, for calls that bring none of their own.
     approver: ApproverSlot,
+    /// One JSON line per call for the person watching (`execkit log`).
+    audit: AuditLog,
     #[cfg(test)]
     echo: echo::EchoRunner,
     /// Cancelled by `close()`: every call in flight ends as cancelled.
@@ -370,6 +375,9 @@ impl Toolkit {
             return refused;
         }
         let call_cwd = sandbox::call_cwd(&args, &self.inner.cwd);
+        let summary = self.inner.audit.summary(&args);
+        let started = std::time::SystemTime::now();
+        let answer = OnceLock::new();
         #[cfg(test)]
         let echo = &self.inner.echo;
         let Inner { eval, jobs, debug, ssh, .. } = &*self.inner;
@@ -378,8 +386,9 @@ impl Toolkit {
         // One arm per tool, all of one shape: parse the arguments, then the guarded call.
         let mut result = match tool {
             Tool::Bash => {
-                let bash =
-                    async |p, ctx: &CallContext| self.bash(p, ctx, approver, &escalated).await;
+                let bash = async |p, ctx: &CallContext| {
+                    self.bash(p, ctx, approver, &escalated, &answer).await
+                };
                 self.run(args, ctx, bash).await
             }
             Tool::Eval => self.run(args, ctx, async |p, ctx| eval.call(p, ctx).await).await,
@@ -395,6 +404,22 @@ impl Toolkit {
             self.announce_finished_jobs(&mut result);
         }
         self.add_settings_notice(&mut result);
+        if let Some(summary) = summary {
+            let policy = self.inner.supervisor.sandbox().policy();
+            self.inner.audit.record(&CallRecord {
+                tool: tool.name(),
+                summary,
+                cwd: &call_cwd,
+                policy: serde_json::json!({
+                    "mode": policy.mode.as_str(),
+                    "network": policy.network.as_str(),
+                    "escalated": escalated,
+                }),
+                approval: answer.get().copied(),
+                started,
+                result: &result,
+            });
+        }
         result
     }
 
@@ -405,9 +430,10 @@ impl Toolkit {
         ctx: &CallContext,
         approver: Option<&Approver>,
         escalated: &AtomicBool,
+        answer: &OnceLock<&'static str>,
     ) -> ToolResult {
         let policy = self.inner.supervisor.sandbox().policy();
-        match self.inner.escalations.decide(&params, policy, approver).await {
+        match self.inner.escalations.decide(&params, policy, approver, answer).await {
             Err(refused) => refused,
             Ok(false) => self.inner.bash.call(params, ctx).await,
             Ok(true) => {

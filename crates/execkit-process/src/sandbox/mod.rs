@@ -40,7 +40,6 @@ pub(crate) struct Enforcer {
     ruleset: OwnedFd,
     filter: Vec<libc::sock_filter>,
     namespaces: namespaces::Namespaces,
-    mounts: Vec<mounts::Step>,
 }
 
 impl Sandbox {
@@ -162,10 +161,8 @@ fn prepare(policy: &Policy, run_dir: &Path) -> Result<Built, String> {
     let mut missing = Vec::new();
     let wants_mounts = !policy.protected.is_empty() || !policy.denied.is_empty();
     let wants_net = policy.network == Network::Off;
-    // SAFETY: geteuid has no side effects.
-    let root = unsafe { libc::geteuid() } == 0;
-    let needs_holder = wants_net || (wants_mounts && !root);
-    let none = || namespaces::Namespaces { user: None, net: None };
+    let needs_holder = wants_net || wants_mounts;
+    let none = namespaces::Namespaces::none;
     let mut namespace_error = None;
     let (namespaces, namespaced) = if policy.simulate.no_user_namespaces {
         namespace_error = Some("EXECKIT_SANDBOX_TEST_NO_USERNS=1".to_string());
@@ -173,18 +170,14 @@ fn prepare(policy: &Policy, run_dir: &Path) -> Result<Built, String> {
     } else if !needs_holder {
         (none(), true)
     } else {
-        match namespaces::create(wants_net) {
+        let plan = mounts::plan(&policy.protected, &policy.denied);
+        match namespaces::create(wants_net, plan) {
             Ok(ns) => (ns, true),
             Err(reason) => {
                 namespace_error = Some(reason);
                 (none(), false)
             }
         }
-    };
-    let mounts = if wants_mounts && namespaced {
-        mounts::plan(&policy.protected, &policy.denied)
-    } else {
-        Vec::new()
     };
     if wants_mounts && !namespaced {
         missing.push("protected paths (no user namespaces)".to_string());
@@ -202,15 +195,12 @@ fn prepare(policy: &Policy, run_dir: &Path) -> Result<Built, String> {
     let ruleset =
         ruleset::build(abi, &ruleset::Grants { writable: &writable, deny_tcp: only_unix })?;
     let filter = filter::build(only_unix)?;
-    Ok(Built {
-        enforcer: Enforcer { ruleset, filter, namespaces, mounts },
-        missing,
-        namespace_error,
-    })
+    Ok(Built { enforcer: Enforcer { ruleset, filter, namespaces }, missing, namespace_error })
 }
 
 impl Enforcer {
-    /// In the child: join the namespaces, mount, then Landlock and seccomp. Raw syscalls only.
+    /// In the child: join the namespaces, then Landlock and seccomp. Raw syscalls only. The
+    /// cwd is the mount namespace's root afterwards, so the child's chdir must come after.
     ///
     /// # Safety
     /// Only in the cloned child, after its setup and before exec.
@@ -232,8 +222,11 @@ impl Enforcer {
             {
                 return Err(err());
             }
-            if !self.mounts.is_empty() {
-                mounts::apply(&self.mounts)?;
+            // Joining a mount namespace moves the cwd to its root; the caller's chdir follows.
+            if let Some(mnt) = &self.namespaces.mnt
+                && libc::setns(mnt.as_raw_fd(), libc::CLONE_NEWNS) != 0
+            {
+                return Err(err());
             }
             if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
                 return Err(err());

@@ -1,10 +1,11 @@
 //! Protected and denied paths through a private mount namespace.
 //!
 //! Landlock only grants; it cannot carve a read-only `.git` out of a writable workspace. So
-//! each confined child gets its own mount namespace (propagation from it turned off), with
-//! every protected path bind-mounted read-only over itself and every denied one covered: an
-//! empty, read-only tmpfs over a directory, `/dev/null` over a file. Landlock, applied after,
-//! forbids the child to undo any of it (a Landlock domain may not mount or unmount).
+//! the Toolkit holds one private mount namespace (propagation from it turned off; see
+//! `namespaces.rs`), with every protected path bind-mounted read-only over itself and every
+//! denied one covered: an empty, read-only tmpfs over a directory, `/dev/null` over a file.
+//! Confined children join it; Landlock, applied after, forbids them to undo any of it (a
+//! Landlock domain may not mount or unmount).
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -41,10 +42,11 @@ pub(crate) fn plan(protected: &[std::path::PathBuf], denied: &[std::path::PathBu
     steps
 }
 
-/// In the child: a private mount namespace with the plan applied. Returns the failing errno.
+/// In the namespace holder: a private mount namespace with the plan applied. Returns the
+/// failing errno.
 ///
 /// # Safety
-/// Only in the cloned child, before Landlock applies.
+/// Only in the forked holder, before exec.
 pub(crate) unsafe fn apply(steps: &[Step]) -> Result<(), libc::c_int> {
     let null = std::ptr::null::<libc::c_char>();
     // SAFETY: unshare and mount with prepared C strings; no allocation.
@@ -66,7 +68,7 @@ pub(crate) unsafe fn apply(steps: &[Step]) -> Result<(), libc::c_int> {
 /// One step of the plan.
 ///
 /// # Safety
-/// Only in the cloned child, inside its own mount namespace.
+/// Only in the forked holder, inside its own mount namespace.
 unsafe fn apply_step(step: &Step) -> Result<(), libc::c_int> {
     let null = std::ptr::null::<libc::c_char>();
     // SAFETY: mount and mount_setattr with prepared C strings; no allocation.

@@ -1,12 +1,14 @@
-//! The Toolkit's private network (and, for an unprivileged user, user) namespace.
+//! The Toolkit's private network, mount and (for an unprivileged user) user namespaces.
 //!
 //! Created once when the Toolkit starts, by a short-lived holder process: it unshares the
 //! namespaces, maps its uid and gid 1:1 (unprivileged only: root needs no user namespace, and
-//! one mapping only uid 0 would make `tar` and `apt` fail to chown), brings `lo` up, and execs
-//! `sleep`. The parent opens `/proc/<pid>/ns/*`, which keeps the namespaces alive for as long
-//! as the descriptors are open, and ends the holder. Every confined child `setns`es into them,
-//! so the Toolkit's processes share one loopback: a server one call starts is reachable from
-//! the next, and nothing outside is.
+//! one mapping only uid 0 would make `tar` and `apt` fail to chown), brings `lo` up, applies
+//! the mount plan of the protected and denied paths, and execs `sleep`. The parent opens
+//! `/proc/<pid>/ns/*`, which keeps the namespaces alive for as long as the descriptors are
+//! open, and ends the holder. Every confined child `setns`es into them, so the Toolkit's
+//! processes share one loopback (a server one call starts is reachable from the next, and
+//! nothing outside is) and one mount namespace: joining it costs a few microseconds where
+//! making and mounting a fresh one per child cost milliseconds.
 
 use std::ffi::CString;
 use std::fs::File;
@@ -15,21 +17,33 @@ use std::os::fd::OwnedFd;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 
+use super::mounts::{self, Step};
+
 /// The namespaces confined children join.
 #[derive(Debug)]
 pub(crate) struct Namespaces {
     pub user: Option<OwnedFd>,
     pub net: Option<OwnedFd>,
+    /// The mount namespace with the protected and denied paths applied.
+    pub mnt: Option<OwnedFd>,
 }
 
-/// Creates the namespaces: a user namespace when not root, a network namespace when `net`.
+impl Namespaces {
+    pub(crate) fn none() -> Namespaces {
+        Namespaces { user: None, net: None, mnt: None }
+    }
+}
+
+/// Creates the namespaces: a user namespace when not root, a network namespace when `net`, a
+/// mount namespace with `mounts` applied when there are any.
 // The holder is not a supervised child: it lives only until its namespaces are opened, and its
 // pre-exec hook unshares what the Supervisor's spawn path never does.
 #[allow(clippy::disallowed_methods)]
-pub(crate) fn create(net: bool) -> Result<Namespaces, String> {
+pub(crate) fn create(net: bool, mounts: Vec<Step>) -> Result<Namespaces, String> {
     // SAFETY: geteuid has no side effects.
     let root = unsafe { libc::geteuid() } == 0;
     let maps = IdMaps::new();
+    let wants_mnt = !mounts.is_empty();
     let mut holder = Command::new("sleep");
     holder.arg("3600").stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
     // SAFETY: the hook runs in the forked child before exec and makes only raw syscalls on
@@ -43,6 +57,9 @@ pub(crate) fn create(net: bool) -> Result<Namespaces, String> {
                 check(libc::unshare(libc::CLONE_NEWNET))?;
                 loopback_up()?;
             }
+            if !mounts.is_empty() {
+                mounts::apply(&mounts).map_err(io::Error::from_raw_os_error)?;
+            }
             Ok(())
         });
     }
@@ -55,7 +72,8 @@ pub(crate) fn create(net: bool) -> Result<Namespaces, String> {
     let opened = (|| -> Result<Namespaces, String> {
         let user = if root { None } else { Some(open("user")?) };
         let net = if net { Some(open("net")?) } else { None };
-        Ok(Namespaces { user, net })
+        let mnt = if wants_mnt { Some(open("mnt")?) } else { None };
+        Ok(Namespaces { user, net, mnt })
     })();
     let _ = child.kill();
     let _ = child.wait();
