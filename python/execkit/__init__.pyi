@@ -1,13 +1,17 @@
 """Type stubs of the execkit package."""
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from os import PathLike
-from typing import Any
+from typing import Any, Literal
 
+from ._native import Approval as Approval
+from ._native import ApprovalRequest as ApprovalRequest
+from ._native import ApproveCallback as ApproveCallback
 from ._native import CallHandle as CallHandle
 from ._native import Format as Format
 from ._native import Progress as Progress
 from ._native import ProgressCallback as ProgressCallback
+from ._native import SandboxMode as SandboxMode
 from ._native import Toolkit as _NativeToolkit
 from ._native import ToolResult as ToolResult
 
@@ -30,6 +34,12 @@ class Toolkit(_NativeToolkit):
         one_shot: bool = False,
         subreaper: bool = False,
         progress: ProgressCallback | None = None,
+        sandbox: SandboxMode | None = None,
+        network: Literal["on", "off"] | None = None,
+        writable: Sequence[str | PathLike[str]] | None = None,
+        protect: Sequence[str | PathLike[str]] | None = None,
+        deny_read: Sequence[str | PathLike[str]] | None = None,
+        approve: ApproveCallback | None = None,
     ) -> Toolkit: ...
     def __enter__(self) -> Toolkit: ...
     async def acall(

@@ -1,6 +1,6 @@
 """Type stubs of the native module (crates/execkit-py)."""
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from os import PathLike
 from pathlib import Path
 from types import TracebackType
@@ -14,6 +14,12 @@ ToolResult = dict[str, Any]
 Progress = dict[str, Any]
 """``{"progress", "total"?, "message", "elapsed_ms", "total_bytes", "total_lines", "tail"}``."""
 ProgressCallback = Callable[[Progress], Any]
+SandboxMode = Literal["off", "read-only", "workspace-write"]
+ApprovalRequest = dict[str, str]
+"""``{"command", "justification", "message"}``: a bash call asking to run outside the sandbox."""
+Approval = Literal["once", "session", "decline"] | bool | None
+"""``True`` is ``"once"``; ``False`` and ``None`` decline."""
+ApproveCallback = Callable[[ApprovalRequest], Approval]
 
 class CallHandle:
     def cancel(self) -> None: ...
@@ -28,6 +34,12 @@ class Toolkit:
         one_shot: bool = False,
         subreaper: bool = False,
         progress: ProgressCallback | None = None,
+        sandbox: SandboxMode | None = None,
+        network: Literal["on", "off"] | None = None,
+        writable: Sequence[str | PathLike[str]] | None = None,
+        protect: Sequence[str | PathLike[str]] | None = None,
+        deny_read: Sequence[str | PathLike[str]] | None = None,
+        approve: ApproveCallback | None = None,
     ) -> Toolkit: ...
     def call(
         self,

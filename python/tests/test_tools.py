@@ -2,6 +2,8 @@
 is picked up here without a line of its own: it gets the generic checks, and a worked call
 when one is listed in SAMPLE_CALLS."""
 
+import json
+
 import pytest
 
 import execkit
@@ -12,6 +14,8 @@ SAMPLE_CALLS = {
     "bash": ({"command": "echo hello from bash"}, "hello from bash"),
     "eval": ({"cells": [{"language": "py", "code": "x = 20\nx + 22"}]}, "42"),
     "job": ({"list": True}, ""),
+    # Needs no adapter: lists the (absent) session and the breakpoint set.
+    "debug": ({"action": "sessions"}, "No debug session."),
 }
 
 
@@ -52,11 +56,26 @@ def test_bash_async_becomes_a_job_the_job_tool_polls(tk):
     assert "from the job" in text_of(polled), polled
 
 
-def test_javascript_cells_run_when_eval_offers_them(tk):
-    language = tk.tools()[[t["name"] for t in tk.tools()].index("eval")]["inputSchema"]
-    offered = language["properties"]["cells"]["items"]["properties"]["language"]["enum"]
-    if "js" not in offered:
-        pytest.skip("eval does not offer JavaScript yet")
+def test_javascript_cells_run_with_the_bundled_kernel(tk):
+    schema = tk.tools()[[t["name"] for t in tk.tools()].index("eval")]["inputSchema"]
+    offered = schema["properties"]["cells"]["items"]["properties"]["language"]["enum"]
+    assert "js" in offered, offered
     result = tk.call("eval", {"cells": [{"language": "js", "code": "6 * 7"}]})
     assert result["isError"] is False, result
     assert "42" in text_of(result), result
+
+
+def test_ssh_is_listed_only_when_hosts_are_configured(workdir, toolkit_vars):
+    home = workdir.parent / "home"
+    home.mkdir()
+    with execkit.Toolkit(workdir, vars={**toolkit_vars, "HOME": str(home)}) as tk:
+        assert "ssh" not in [tool["name"] for tool in tk.tools()]
+        refused = tk.call("ssh", {"host": "web1", "command": "true"})
+        assert refused["isError"] is True, refused
+        assert "No ssh hosts are configured" in text_of(refused), refused
+        config = {"hosts": {"web1": {"host": "127.0.0.1", "description": "front end"}}}
+        (workdir / ".execkit").mkdir()
+        (workdir / ".execkit" / "ssh.json").write_text(json.dumps(config))
+        listed = {tool["name"]: tool for tool in tk.tools()}
+        assert "ssh" in listed
+        assert "web1" in listed["ssh"]["description"], listed["ssh"]

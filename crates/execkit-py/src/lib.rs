@@ -11,6 +11,7 @@
 //! The `execkit` package (`python/execkit/`) wraps this module: `acall`, the context manager
 //! and the bundled JavaScript kernel's path live there.
 
+mod approve;
 mod artifact;
 mod convert;
 mod options;

@@ -4,10 +4,11 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use execkit::{Toolkit, ToolkitBuilder};
+use execkit::{Approver, SandboxOptions, Toolkit, ToolkitBuilder};
 
-/// What `Toolkit(cwd=None, *, vars=None, one_shot=False, subreaper=False)` accepts.
-#[derive(Debug, Default)]
+/// What `Toolkit(cwd=None, *, vars=None, one_shot=False, subreaper=False, sandbox=None, ...)`
+/// accepts.
+#[derive(Default)]
 pub struct ToolkitOptions {
     /// The base working directory of every call (default: the process's).
     pub cwd: Option<PathBuf>,
@@ -20,11 +21,22 @@ pub struct ToolkitOptions {
     /// Make the host process a child subreaper, as the `execkit` binary is, so double-forked
     /// orphans stay findable and are killed on close.
     pub subreaper: bool,
+    /// The sandbox policy, above the environment and `sandbox.json` field by field, as the
+    /// CLI's `--sandbox`, `--network`, `--writable`, `--protect` and `--deny-read` are.
+    pub sandbox: SandboxOptions,
+    /// Who answers a bash call's request to run outside the sandbox.
+    pub approver: Option<Approver>,
 }
 
 impl ToolkitOptions {
     pub fn builder(self) -> ToolkitBuilder {
-        let mut builder = Toolkit::builder().one_shot(self.one_shot).subreaper(self.subreaper);
+        let mut builder = Toolkit::builder()
+            .one_shot(self.one_shot)
+            .subreaper(self.subreaper)
+            .sandbox(self.sandbox);
+        if let Some(approver) = self.approver {
+            builder = builder.approver(approver);
+        }
         if let Some(cwd) = self.cwd {
             builder = builder.cwd(cwd);
         }

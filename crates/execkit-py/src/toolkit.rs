@@ -1,14 +1,16 @@
 //! The `Toolkit` class: one dispatcher and the runtime it runs on, for one Python host.
 
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use execkit::{CallContext, SelectionOptions, ToolFormat, Toolkit};
+use execkit::{CallContext, SandboxOptions, SelectionOptions, ToolFormat, Toolkit};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use tokio::runtime::Runtime;
 use tokio_util::sync::CancellationToken;
 
+use crate::approve::approver;
 use crate::artifact;
 use crate::convert::{to_json, to_python};
 use crate::options::ToolkitOptions;
@@ -54,16 +56,41 @@ impl CallHandle {
 #[pymethods]
 impl PyToolkit {
     #[new]
-    #[pyo3(signature = (cwd=None, *, vars=None, one_shot=false, subreaper=false, progress=None))]
+    #[pyo3(signature = (
+        cwd=None, *, vars=None, one_shot=false, subreaper=false, progress=None,
+        sandbox=None, network=None, writable=None, protect=None, deny_read=None, approve=None
+    ))]
+    // The Python signature: one keyword per option, as the CLI has one flag each.
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
-        cwd: Option<std::path::PathBuf>,
+        cwd: Option<PathBuf>,
         vars: Option<std::collections::HashMap<String, String>>,
         one_shot: bool,
         subreaper: bool,
         progress: Option<Py<PyAny>>,
+        sandbox: Option<String>,
+        network: Option<String>,
+        writable: Option<Vec<PathBuf>>,
+        protect: Option<Vec<PathBuf>>,
+        deny_read: Option<Vec<PathBuf>>,
+        approve: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
-        let options = ToolkitOptions { cwd, vars: vars.unwrap_or_default(), one_shot, subreaper };
+        let sandbox = SandboxOptions {
+            mode: sandbox,
+            network,
+            writable: writable.unwrap_or_default(),
+            protect: protect.unwrap_or_default(),
+            deny_read: deny_read.unwrap_or_default(),
+        };
+        let options = ToolkitOptions {
+            cwd,
+            vars: vars.unwrap_or_default(),
+            one_shot,
+            subreaper,
+            sandbox,
+            approver: approve.map(approver),
+        };
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(WORKER_THREADS)
             .thread_name("execkit")
@@ -177,7 +204,7 @@ impl PyToolkit {
 
     /// The base working directory of every call.
     #[getter]
-    fn cwd(&self) -> PyResult<std::path::PathBuf> {
+    fn cwd(&self) -> PyResult<PathBuf> {
         Ok(self.live()?.toolkit.cwd().to_path_buf())
     }
 
