@@ -19,6 +19,7 @@ mod doctor;
 mod inspect;
 mod launch_json;
 mod nodelay;
+mod progress;
 mod redact;
 mod registry;
 mod render;
