@@ -5,3 +5,4 @@
 mod fixtures;
 mod lifecycle;
 mod sessions;
+mod watch;

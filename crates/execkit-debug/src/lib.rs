@@ -29,6 +29,7 @@ mod runner;
 mod session;
 mod start;
 mod terminate;
+mod watch;
 
 pub use config::DebugConfig;
 pub use runner::{DebugDeps, DebugRunner};
