@@ -1,10 +1,13 @@
 //! Sessions as a whole: bad arguments, one root at a time, a program that outlives the
 //! timeout, an adapter that dies, idle disposal, breakpoints set before a session.
 
+use std::sync::{Arc, Mutex};
+
+use execkit::CallContext;
 use serde_json::json;
 
 use super::fixtures::*;
-use crate::support::{Kit, gone_within};
+use crate::support::{Kit, Outcome, gone_within};
 
 #[tokio::test]
 async fn bad_arguments_are_one_line_errors_and_nothing_starts() {
@@ -321,6 +324,36 @@ async fn a_launch_json_configuration_launches_by_name() {
         launch_to_breakpoint(&kit, json!({"action": "launch", "launch_config": "Run calc"})).await;
     assert_eq!(session_field(&out, "adapter"), "debugpy");
     assert_eq!(session_field(&out, "stop")["reason"], "breakpoint", "{}", out.text());
+    ok(&kit, json!({"action": "terminate"})).await;
+    kit.toolkit.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_continue_that_waits_reports_progress_with_the_new_output() {
+    if !has_debugpy() {
+        return skip("debugpy is not importable by python3");
+    }
+    let kit = Kit::new();
+    write(
+        &kit,
+        "ticks.py",
+        "import time\nwhile True:\n    print('tick', flush=True)\n    time.sleep(0.05)\n",
+    );
+    ok(&kit, json!({"action": "launch", "program": "ticks.py", "stop_on_entry": false})).await;
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = events.clone();
+    let ctx = CallContext {
+        progress: Some(Arc::new(move |p| sink.lock().expect("lock").push(p))),
+        ..CallContext::default()
+    };
+    let args = json!({"action": "continue", "timeout": 5});
+    let out = Outcome(kit.toolkit.call("debug", args, ctx).await);
+    assert_eq!(out.field("timed_out"), true, "{}", out.text());
+    let events = events.lock().expect("lock").clone();
+    assert!(events.len() >= 2, "{} progress events", events.len());
+    let last = events.last().expect("an event");
+    assert!(last.message.starts_with("Program running "), "{}", last.message);
+    assert!(last.tail.contains("tick"), "{}", last.tail);
     ok(&kit, json!({"action": "terminate"})).await;
     kit.toolkit.close().await;
 }

@@ -6,3 +6,4 @@ mod fixtures;
 mod lifecycle;
 mod sandboxed;
 mod sessions;
+mod watch;

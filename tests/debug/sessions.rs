@@ -68,3 +68,22 @@ async fn dlv_on_a_go_binary() {
     ok(&kit, json!({"action": "terminate"})).await;
     kit.toolkit.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn debugpy_launch_with_the_default_stops_at_the_first_line() {
+    if !has_debugpy() {
+        return skip("debugpy is not importable by python3");
+    }
+    let kit = Kit::new();
+    let program = write(&kit, "calc.py", CALC_PY);
+    let out = ok(&kit, json!({"action": "launch", "program": "calc.py"})).await;
+    assert_eq!(
+        out.text(),
+        "Session debug-1 (debugpy): stopped\nProgram: calc.py\nStopped at <module> (calc.py:1): entry.",
+    );
+    let stop = session_field(&out, "stop");
+    assert_eq!((stop["reason"].clone(), stop["line"].clone()), (json!("entry"), json!(1)));
+    calc_session(&kit, &program, 2, true).await;
+    ok(&kit, json!({"action": "terminate"})).await;
+    kit.toolkit.close().await;
+}

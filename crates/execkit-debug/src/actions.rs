@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::breakpoints::LineBreakpoint;
 use crate::render::{self, Reply, relative};
 use crate::runner::Call;
-use crate::{control, inspect, ring, start, terminate};
+use crate::{control, inspect, ring, start, terminate, watch};
 
 /// Actions that work without a session.
 fn needs_session(action: DebugAction) -> bool {
@@ -62,14 +62,11 @@ pub(crate) async fn run(call: &mut Call<'_>) -> Reply {
         }
         A::Output => output(call),
         A::CustomRequest => inspect::custom_request(call).await,
+        A::DataBreakpointInfo => watch::data_info(call).await,
         A::SetInstructionBreakpoint
         | A::RemoveInstructionBreakpoint
-        | A::DataBreakpointInfo
         | A::SetDataBreakpoint
-        | A::RemoveDataBreakpoint => Reply::error(format!(
-            "Action \"{}\" is not available in this version of execkit.",
-            action.name()
-        )),
+        | A::RemoveDataBreakpoint => watch::set_or_remove(call).await,
     };
     if let Some(session) = &call.state.session {
         session.touch();

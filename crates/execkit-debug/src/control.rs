@@ -11,6 +11,9 @@ use serde_json::{Value, json};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use execkit_tool::CallContext;
+
+use crate::progress;
 use crate::render::{self, Reply};
 use crate::runner::{Call, Waiter};
 use crate::session::{Halt, Session, Status};
@@ -132,9 +135,9 @@ pub(crate) async fn resume(call: &mut Call<'_>) -> Reply {
     let running = command == "continue" && session.status() == Status::Running;
     let end = if running {
         let after = session.client.arrivals();
-        Ok(wait_or_cancel(session, after, call.deadline, &waiter, &call.ctx.cancel).await)
+        Ok(wait_or_cancel(session, after, call.deadline, &waiter, call.ctx).await)
     } else {
-        run_and_wait(session, command, args, call.deadline, &waiter, &call.ctx.cancel).await
+        run_and_wait(session, command, args, call.deadline, &waiter, call.ctx).await
     };
     if let Ok(mut slot) = call.inner.waiter.lock() {
         *slot = None;
@@ -151,7 +154,7 @@ async fn run_and_wait(
     args: Value,
     deadline: Instant,
     waiter: &Waiter,
-    cancel: &CancellationToken,
+    ctx: &CallContext,
 ) -> Result<WaitEnd, String> {
     let pending = session.client.send(command, Some(args)).await.map_err(|e| e.to_string())?;
     let after = pending.sent_after;
@@ -163,7 +166,7 @@ async fn run_and_wait(
             s.stop = None;
         }
     });
-    Ok(wait_or_cancel(session, after, deadline, waiter, cancel).await)
+    Ok(wait_or_cancel(session, after, deadline, waiter, ctx).await)
 }
 
 async fn wait_or_cancel(
@@ -171,11 +174,18 @@ async fn wait_or_cancel(
     after: u64,
     deadline: Instant,
     waiter: &Waiter,
-    cancel: &CancellationToken,
+    ctx: &CallContext,
 ) -> WaitEnd {
+    let report = async {
+        match ctx.progress.clone() {
+            Some(sink) => progress::report(sink, session.ring.clone(), deadline).await,
+            None => std::future::pending().await,
+        }
+    };
     tokio::select! {
         end = wait_halt(session, after, deadline, waiter) => end,
-        _ = cancel.cancelled() => WaitEnd::Interrupted("cancel"),
+        _ = ctx.cancel.cancelled() => WaitEnd::Interrupted("cancel"),
+        () = report => WaitEnd::TimedOut,
     }
 }
 

@@ -19,6 +19,7 @@ mod doctor;
 mod inspect;
 mod launch_json;
 mod nodelay;
+mod progress;
 mod redact;
 mod registry;
 mod render;
@@ -28,6 +29,7 @@ mod runner;
 mod session;
 mod start;
 mod terminate;
+mod watch;
 
 pub use config::DebugConfig;
 pub use redact::Redactor;

@@ -1,8 +1,9 @@
-//! The debugpy TCP_NODELAY fix: a `sitecustomize.py` (python/debug/) written to a private
-//! directory and put first on the debugpy adapter's PYTHONPATH; the adapter passes its
-//! environment to the debuggee, where it sets TCP_NODELAY on pydevd's socket. Without it
-//! every request to a debugpy debuggee waits ~40 ms for a delayed ACK (debugpy issue 2054).
-//! `EXECKIT_DEBUGPY_NODELAY=0` turns it off.
+//! The debugpy fixes: a `sitecustomize.py` (python/debug/) written to a private directory and
+//! put first on the debugpy adapter's PYTHONPATH; the adapter passes its environment to the
+//! debuggee. There it sets TCP_NODELAY on pydevd's socket (without it every request to a
+//! debugpy debuggee waits ~40 ms for a delayed ACK, debugpy issue 2054), and skips debugpy's
+//! environment report when nothing logs it (building it delays the entry stop by seconds).
+//! `EXECKIT_DEBUGPY_NODELAY=0` turns both off.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
