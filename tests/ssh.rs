@@ -39,6 +39,24 @@ fn toolkit(project: &Project, artifacts: &TempDir) -> Toolkit {
         .expect("toolkit")
 }
 
+/// A test sshd configured as the host `box`, and a Toolkit on its project.
+struct OneBox {
+    sshd: Sshd,
+    kit: Toolkit,
+    _project: Project,
+    _artifacts: TempDir,
+}
+
+impl OneBox {
+    fn start() -> OneBox {
+        let sshd = Sshd::start(10);
+        let project = Project::new(json!({ "box": sshd.entry(json!({})) }));
+        let artifacts = tempfile::tempdir().unwrap();
+        let kit = toolkit(&project, &artifacts);
+        OneBox { sshd, kit, _project: project, _artifacts: artifacts }
+    }
+}
+
 async fn call(kit: &Toolkit, args: Value) -> ToolResult {
     kit.call("ssh", args, CallContext::default()).await
 }
@@ -59,10 +77,8 @@ async fn none_mention(needle: &str, secs: u64) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_command_runs_and_the_next_call_reuses_the_master() {
     need_sshd!();
-    let sshd = Sshd::start(10);
-    let project = Project::new(json!({ "box": sshd.entry(json!({})) }));
-    let artifacts = tempfile::tempdir().unwrap();
-    let kit = toolkit(&project, &artifacts);
+    let one = OneBox::start();
+    let (sshd, kit) = (&one.sshd, &one.kit);
     let first = call(&kit, json!({"host": "box", "command": "echo hi"})).await;
     assert_eq!((first.text().as_str(), first.is_error), ("hi", false), "{first:?}");
     assert_eq!((field(&first, "mux"), field(&first, "exit_code")), (json!("new"), json!(0)));
@@ -80,10 +96,8 @@ async fn a_command_runs_and_the_next_call_reuses_the_master() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_failing_command_is_an_error_with_its_exit_code() {
     need_sshd!();
-    let sshd = Sshd::start(10);
-    let project = Project::new(json!({ "box": sshd.entry(json!({})) }));
-    let artifacts = tempfile::tempdir().unwrap();
-    let kit = toolkit(&project, &artifacts);
+    let one = OneBox::start();
+    let kit = &one.kit;
     let result =
         call(&kit, json!({"host": "box", "command": "echo out; echo err >&2; exit 3"})).await;
     let text = result.text();
@@ -97,10 +111,8 @@ async fn a_failing_command_is_an_error_with_its_exit_code() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_timeout_stops_the_remote_process() {
     need_sshd!();
-    let sshd = Sshd::start(10);
-    let project = Project::new(json!({ "box": sshd.entry(json!({})) }));
-    let artifacts = tempfile::tempdir().unwrap();
-    let kit = toolkit(&project, &artifacts);
+    let one = OneBox::start();
+    let kit = &one.kit;
     call(&kit, json!({"host": "box", "command": "true"})).await;
     let sleep = format!("sleep 3131.{}", std::process::id());
     let started = Instant::now();
@@ -123,10 +135,8 @@ async fn a_timeout_stops_the_remote_process() {
 #[tokio::test(flavor = "multi_thread")]
 async fn cancelling_a_call_stops_the_remote_process() {
     need_sshd!();
-    let sshd = Sshd::start(10);
-    let project = Project::new(json!({ "box": sshd.entry(json!({})) }));
-    let artifacts = tempfile::tempdir().unwrap();
-    let kit = toolkit(&project, &artifacts);
+    let one = OneBox::start();
+    let kit = &one.kit;
     let sleep = format!("sleep 3132.{}", std::process::id());
     let ctx = CallContext::default();
     let cancel = ctx.cancel.clone();
@@ -233,10 +243,8 @@ async fn a_group_fans_out_with_one_section_per_host() {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_output_flood_goes_to_an_artifact_with_exact_totals() {
     need_sshd!();
-    let sshd = Sshd::start(10);
-    let project = Project::new(json!({ "box": sshd.entry(json!({})) }));
-    let artifacts = tempfile::tempdir().unwrap();
-    let kit = toolkit(&project, &artifacts);
+    let one = OneBox::start();
+    let kit = &one.kit;
     let result = call(&kit, json!({"host": "box", "command": "seq 1 300000"})).await;
     assert!(!result.is_error, "{}", result.text());
     let expected: String = (1..=300_000).map(|n| format!("{n}\n")).collect();

@@ -1,8 +1,7 @@
 """Type stubs of the execkit package."""
 
-from collections.abc import Mapping, Sequence
-from os import PathLike
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Any
 
 from ._native import Approval as Approval
 from ._native import ApprovalRequest as ApprovalRequest
@@ -26,22 +25,6 @@ class Toolkit(_NativeToolkit):
     leaving a ``with`` block, or garbage collection) kills every job and process it started.
     """
 
-    def __new__(
-        cls,
-        cwd: str | PathLike[str] | None = None,
-        *,
-        vars: Mapping[str, str] | None = None,
-        one_shot: bool = False,
-        subreaper: bool = False,
-        progress: ProgressCallback | None = None,
-        sandbox: SandboxMode | None = None,
-        network: Literal["on", "off"] | None = None,
-        writable: Sequence[str | PathLike[str]] | None = None,
-        protect: Sequence[str | PathLike[str]] | None = None,
-        deny_read: Sequence[str | PathLike[str]] | None = None,
-        approve: ApproveCallback | None = None,
-    ) -> Toolkit: ...
-    def __enter__(self) -> Toolkit: ...
     async def acall(
         self,
         name: str,

@@ -4,7 +4,7 @@ from collections.abc import Mapping, Sequence
 from os import PathLike
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Callable, Literal
+from typing import Any, Callable, Literal, Self
 
 __version__: str
 
@@ -40,7 +40,7 @@ class Toolkit:
         protect: Sequence[str | PathLike[str]] | None = None,
         deny_read: Sequence[str | PathLike[str]] | None = None,
         approve: ApproveCallback | None = None,
-    ) -> Toolkit: ...
+    ) -> Self: ...
     def call(
         self,
         name: str,
@@ -75,7 +75,7 @@ class Toolkit:
     @property
     def closed(self) -> bool: ...
     def close(self) -> None: ...
-    def __enter__(self) -> Toolkit: ...
+    def __enter__(self) -> Self: ...
     def __exit__(
         self,
         exc_type: type[BaseException] | None,
