@@ -79,11 +79,11 @@ async fn a_command_runs_and_the_next_call_reuses_the_master() {
     need_sshd!();
     let one = OneBox::start();
     let (sshd, kit) = (&one.sshd, &one.kit);
-    let first = call(&kit, json!({"host": "box", "command": "echo hi"})).await;
+    let first = call(kit, json!({"host": "box", "command": "echo hi"})).await;
     assert_eq!((first.text().as_str(), first.is_error), ("hi", false), "{first:?}");
     assert_eq!((field(&first, "mux"), field(&first, "exit_code")), (json!("new"), json!(0)));
     assert_eq!((field(&first, "os"), field(&first, "probe")), (json!("linux"), json!("probed")));
-    let second = call(&kit, json!({"host": "box", "command": "true"})).await;
+    let second = call(kit, json!({"host": "box", "command": "true"})).await;
     assert_eq!(second.text(), "(no output)");
     assert_eq!((field(&second, "mux"), field(&second, "connect_ms")), (json!("reused"), json!(0)));
     let listed = kit.tools().into_iter().find(|t| t.name == "ssh").expect("ssh is listed");
@@ -99,7 +99,7 @@ async fn a_failing_command_is_an_error_with_its_exit_code() {
     let one = OneBox::start();
     let kit = &one.kit;
     let result =
-        call(&kit, json!({"host": "box", "command": "echo out; echo err >&2; exit 3"})).await;
+        call(kit, json!({"host": "box", "command": "echo out; echo err >&2; exit 3"})).await;
     let text = result.text();
     assert!(result.is_error);
     assert!(text.contains("out\n") && text.contains("err\n"), "{text}");
@@ -113,11 +113,11 @@ async fn a_timeout_stops_the_remote_process() {
     need_sshd!();
     let one = OneBox::start();
     let kit = &one.kit;
-    call(&kit, json!({"host": "box", "command": "true"})).await;
+    call(kit, json!({"host": "box", "command": "true"})).await;
     let sleep = format!("sleep 3131.{}", std::process::id());
     let started = Instant::now();
     let command = format!("echo before; {sleep}");
-    let result = call(&kit, json!({"host": "box", "command": command, "timeout": 1})).await;
+    let result = call(kit, json!({"host": "box", "command": command, "timeout": 1})).await;
     assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
     assert!(result.is_error);
     assert_eq!(
@@ -245,7 +245,7 @@ async fn an_output_flood_goes_to_an_artifact_with_exact_totals() {
     need_sshd!();
     let one = OneBox::start();
     let kit = &one.kit;
-    let result = call(&kit, json!({"host": "box", "command": "seq 1 300000"})).await;
+    let result = call(kit, json!({"host": "box", "command": "seq 1 300000"})).await;
     assert!(!result.is_error, "{}", result.text());
     let expected: String = (1..=300_000).map(|n| format!("{n}\n")).collect();
     let truncation = field(&result, "truncation");
