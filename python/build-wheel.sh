@@ -15,7 +15,9 @@ for arg in "$@"; do
   esac
 done
 out=target/wheels
-cargo build --profile "$profile" -p execkit-js --bin execkit-js-kernel
+# `--workspace` resolves dependency features as the workspace build does, so a tree built by
+# `cargo build --workspace` is reused instead of compiled again for the kernel alone.
+cargo build --profile "$profile" --workspace --bin execkit-js-kernel
 dir=debug
 [ "$profile" = release ] && dir=release
 mkdir -p python/execkit/bin
