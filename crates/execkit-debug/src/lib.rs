@@ -12,6 +12,7 @@
 
 mod actions;
 mod breakpoints;
+mod children;
 mod config;
 mod control;
 mod custom;
@@ -29,6 +30,7 @@ mod runner;
 mod session;
 mod start;
 mod terminate;
+mod tree;
 mod watch;
 
 pub use config::DebugConfig;

@@ -12,11 +12,13 @@ use execkit_dap::{Client, ClientOptions, HandshakeRequest, StartConfig, handshak
 use execkit_process::env::EnvBuilder;
 use serde_json::{Value, json};
 
+use crate::children::{ChildOpener, Origin};
 use crate::registry::{Available, Probe, Unavailable};
 use crate::render::{self, Reply};
 use crate::ring::OutputRing;
 use crate::runner::Call;
-use crate::session::{ReverseServer, Session, SessionParts, Status, StopInfo};
+use crate::session::{ReverseContext, ReverseServer, Session, SessionParts, Status, StopInfo};
+use crate::tree::Tree;
 use crate::{control, nodelay};
 
 /// What the handshake starts.
@@ -285,8 +287,8 @@ pub(crate) async fn open(
     placeholders: Placeholders,
     mut env: Vec<(OsString, OsString)>,
 ) -> Reply {
-    let id = format!("debug-{}", call.state.next_id);
-    call.state.next_id += 1;
+    let tree = Arc::new(Tree::new(call.state.ids.clone(), call.state.breakpoints.plan()));
+    let id = tree.next_id();
     if let (Some(dir), Some(_)) = (&call.inner.nodelay_dir, &plan.def.available.python_module) {
         nodelay::apply(&mut env, dir);
     }
@@ -305,13 +307,36 @@ pub(crate) async fn open(
     };
     let mut options = ClientOptions::new(&plan.def.name);
     options.trace = call.inner.config.trace.clone();
+    let listen_addr = started.connection.listen_addr;
     let (client, reverse) = Client::start(started.connection, Some(started.process), options);
     let ring = Arc::new(std::sync::Mutex::new(OutputRing::default()));
     call.state.ring = ring.clone();
     call.state.shown = 0;
-    let supervisor = call.inner.deps.supervisor.clone();
-    let server =
-        ReverseServer::start(reverse, supervisor, env, plan.cwd.clone(), ring.clone(), id.clone());
+    let origin = Origin {
+        supervisor: call.inner.deps.supervisor.clone(),
+        def: plan.def.clone(),
+        adapter_path: plan.available.path.display().to_string(),
+        spawn,
+        listen_addr,
+        trace: call.inner.config.trace.clone(),
+        env,
+        cwd: plan.cwd.clone(),
+        ring: ring.clone(),
+        tree: tree.clone(),
+        terminate_debuggees: !plan.attached,
+    };
+    let origin = Arc::new(origin);
+    let server = ReverseServer::start(
+        reverse,
+        ReverseContext {
+            supervisor: origin.supervisor.clone(),
+            env: origin.env.clone(),
+            cwd: plan.cwd.clone(),
+            ring: ring.clone(),
+            session: id.clone(),
+            children: ChildOpener::new(origin.clone(), &id),
+        },
+    );
     let mut config = StartConfig::new(&plan.def.name, plan.request, plan.arguments.clone());
     config.breakpoints = call.state.breakpoints.plan();
     config.advertise_run_in_terminal = plan.def.quirks.advertise_run_in_terminal;
@@ -319,7 +344,11 @@ pub(crate) async fn open(
     config.stop_wait = std::time::Duration::ZERO;
     let mut outcome = match handshake::start(&client, &config).await {
         Ok(outcome) => outcome,
-        Err(err) => return start_failed(&client, &plan, err.to_string()).await,
+        Err(err) => {
+            tree.close();
+            server.handle.abort();
+            return start_failed(&client, &plan, err.to_string()).await;
+        }
     };
     let threads = await_first_stop(&client, call.deadline, outcome.order.launch_sent_after).await;
     outcome.first_stop = threads.1;
@@ -330,6 +359,8 @@ pub(crate) async fn open(
         outcome.capabilities.clone().with_aliases(&plan.def.quirks.capability_aliases);
     let parts = SessionParts {
         id,
+        parent_id: None,
+        tree,
         def: plan.def.clone(),
         adapter_path: plan.available.path.display().to_string(),
         client,
@@ -340,7 +371,7 @@ pub(crate) async fn open(
         ring,
         socket: started.socket,
     };
-    let session = Session::start(parts, server);
+    let session = Arc::new(Session::start(parts, server));
     session.with(|s| s.threads = threads.0);
     first_stop(call, &session, &plan, outcome.first_stop).await;
     let lines = render::snapshot(&session, &mut call.state.shown, &mut call.redactor);
