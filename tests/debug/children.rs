@@ -8,23 +8,6 @@ use serde_json::{Value, json};
 use super::fixtures::*;
 use crate::support::{Kit, Outcome, gone_within};
 
-const PARENT_PY: &str = "\
-import subprocess
-import sys
-
-subprocess.run([sys.executable, \"child.py\"], check=True)
-print(\"parent done\")
-";
-
-const CHILD_PY: &str = "\
-def work(n):
-    doubled = n * 2
-    return doubled
-
-
-print(\"child\", work(21))
-";
-
 /// Continues until the program stops in `file` (a child may first stop at its entry); the
 /// stop's result.
 async fn continue_until_stopped_in(kit: &Kit, file: &str) -> Outcome {
@@ -38,13 +21,21 @@ async fn continue_until_stopped_in(kit: &Kit, file: &str) -> Outcome {
     panic!("the program never stopped in {file}");
 }
 
-/// Launches parent.py with a breakpoint in child.py and runs to it.
-async fn stopped_in_child(kit: &Kit) -> Outcome {
+/// Launches parent.py with a breakpoint in child.py and runs to it. With an entry stop the
+/// root stops first; without one, the launch itself may already report the child's stop.
+async fn stopped_in_child(kit: &Kit, stop_on_entry: bool) -> Outcome {
     write(kit, "parent.py", PARENT_PY);
     write(kit, "child.py", CHILD_PY);
     ok(kit, json!({"action": "set_breakpoint", "file": "child.py", "line": 2})).await;
-    let launched = ok(kit, json!({"action": "launch", "program": "parent.py"})).await;
+    let launch =
+        json!({"action": "launch", "program": "parent.py", "stop_on_entry": stop_on_entry});
+    let launched = ok(kit, launch).await;
     assert_eq!(session_field(&launched, "id"), "debug-1", "{}", launched.text());
+    if launched.text().contains("\nStopped at work (child.py:2): breakpoint.") {
+        assert!(launched.text().contains("Session debug-2 (debugpy, child of debug-1, pid "));
+        // Its `session` is the target: the stopped child.
+        return ok(kit, json!({"action": "sessions"})).await;
+    }
     continue_until_stopped_in(kit, "child.py").await
 }
 
@@ -58,7 +49,7 @@ async fn debugpy_subprocess_is_debugged_in_a_child_session() {
         return skip("debugpy is not importable by python3");
     }
     let kit = Kit::new();
-    let stop = stopped_in_child(&kit).await;
+    let stop = stopped_in_child(&kit, true).await;
     let text = stop.text();
     assert!(text.starts_with("Stopped at work (child.py:2): breakpoint."), "{text}");
     assert!(text.contains("Session debug-2 (debugpy, child of debug-1, pid "), "{text}");
@@ -101,7 +92,7 @@ async fn terminate_while_a_child_is_stopped_ends_both_programs() {
         return skip("debugpy is not importable by python3");
     }
     let kit = Kit::new();
-    let stop = stopped_in_child(&kit).await;
+    let stop = stopped_in_child(&kit, false).await;
     let child_pid = pid_of(&stop);
     let sessions = ok(&kit, json!({"action": "sessions"})).await;
     let root = &sessions.field("sessions")[0];

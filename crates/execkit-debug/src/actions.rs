@@ -121,7 +121,9 @@ fn sessions(call: &mut Call<'_>) -> Reply {
     for session in call.state.session.iter().flat_map(tree::members) {
         let stop = session.with(|s| s.stop.clone());
         let place = stop
-            .map(|st| format!(" at {}", render::stop_line(&st, &session.cwd)))
+            .map(|st| {
+                format!(" {}", render::stop_line(&st, &session.cwd).replacen("Stopped", "at", 1))
+            })
             .unwrap_or_default();
         let mark = if target.as_ref().is_some_and(|t| t.id == session.id) { "* " } else { "" };
         let parent =

@@ -350,7 +350,8 @@ pub(crate) async fn open(
             return start_failed(&client, &plan, err.to_string()).await;
         }
     };
-    let threads = await_first_stop(&client, call.deadline, outcome.order.launch_sent_after).await;
+    let after = outcome.order.launch_sent_after;
+    let threads = await_first_stop(&client, &tree, call.deadline, after).await;
     outcome.first_stop = threads.1;
     for (path, results) in &outcome.breakpoints {
         call.state.breakpoints.apply_results(Path::new(path), results);
@@ -374,10 +375,12 @@ pub(crate) async fn open(
     let session = Arc::new(Session::start(parts, server));
     session.with(|s| s.threads = threads.0);
     first_stop(call, &session, &plan, outcome.first_stop).await;
-    let lines = render::snapshot(&session, &mut call.state.shown, &mut call.redactor);
+    let mut lines = render::snapshot(&session, &mut call.state.shown, &mut call.redactor);
+    lines.extend(child_stopped(call, &session).await);
     let reply = Reply { lines, ..Reply::default() }
         .field("adapter", plan.def.name.clone())
-        .field("capabilities", render::capability_summary(&session));
+        .field("capabilities", render::capability_summary(&session))
+        .field("session", render::summary(&session));
     call.state.session = Some(session);
     call.state.last_ended = None;
     reply
@@ -385,9 +388,11 @@ pub(crate) async fn open(
 
 /// Asks for the threads, then looks for the first stop. debugpy holds its stop-on-entry
 /// `stopped` event until a client has asked for the threads, as editors do on the `thread`
-/// event; the answer also fills the thread cache.
+/// event; the answer also fills the thread cache. A child session that stops first (a
+/// subprocess at its breakpoint) ends the wait too.
 async fn await_first_stop(
     client: &Client,
+    tree: &Tree,
     deadline: tokio::time::Instant,
     after: u64,
 ) -> (Vec<execkit_dap::wire::Thread>, Option<execkit_dap::EventRecord>) {
@@ -397,8 +402,36 @@ async fn await_first_stop(
         .await
         .map(|t| t.threads)
         .unwrap_or_default();
-    let stop = client.wait_event(|r| r.arrival > after && r.is_stop_or_end(), until).await;
-    (threads, stop.ok().flatten())
+    let mut halts = tree.subscribe();
+    let child_stopped = async {
+        loop {
+            halts.borrow_and_update();
+            if tree.children().iter().any(|c| c.status() == Status::Stopped) {
+                return;
+            }
+            if halts.changed().await.is_err() {
+                return std::future::pending().await;
+            }
+        }
+    };
+    tokio::select! {
+        stop = client.wait_event(|r| r.arrival > after && r.is_stop_or_end(), until) => {
+            (threads, stop.ok().flatten())
+        }
+        () = child_stopped => (threads, None),
+    }
+}
+
+/// When a child session stopped while the root started, its snapshot follows the root's: the
+/// next thread-level action goes to it.
+async fn child_stopped(call: &mut Call<'_>, root: &Arc<Session>) -> Vec<String> {
+    let target = crate::tree::target(root);
+    if target.parent_id.is_none() || target.status() != Status::Stopped {
+        return Vec::new();
+    }
+    let thread = target.with(|s| s.stop.as_ref().and_then(|st| st.thread_id));
+    let _ = control::fetch_top_frame(&target, thread, call.deadline).await;
+    render::snapshot(&target, &mut call.state.shown, &mut call.redactor)
 }
 
 /// The start failed: the adapter is ended and the reason said; a missing debugpy module is
