@@ -5,6 +5,8 @@
 mod children;
 mod fixtures;
 mod lifecycle;
+#[path = "../../crates/execkit-dap/tests/support/programs.rs"]
+mod programs;
 mod sandboxed;
 mod sessions;
 mod watch;
