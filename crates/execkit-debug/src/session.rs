@@ -11,8 +11,7 @@ use std::time::{Duration, SystemTime};
 use execkit_dap::adapters::AdapterDef;
 use execkit_dap::socket_dir::SocketPath;
 use execkit_dap::wire::{
-    Capabilities, KnownEvent, KnownReverseRequest, ReverseRequest, RunInTerminalArguments,
-    StoppedBody, Thread,
+    Capabilities, KnownEvent, KnownReverseRequest, RunInTerminalArguments, StoppedBody, Thread,
 };
 use execkit_dap::{Client, EventRecord, IncomingReverse, ReverseRequests};
 use execkit_process::{ProcessTree, SpawnSpec, StdinMode, Supervisor};
@@ -390,19 +389,13 @@ struct Terminals {
 async fn serve_reverse(mut reverse: ReverseRequests, server: Terminals, children: ChildOpener) {
     while let Some(incoming) = reverse.recv().await {
         let IncomingReverse { request, responder, .. } = incoming;
+        // Other commands never get here: the connection refuses them itself.
         match request {
-            ReverseRequest::Known(KnownReverseRequest::RunInTerminal(args)) => {
-                match server.run_in_terminal(&args).await {
-                    Ok(pid) => responder.succeed(Some(serde_json::json!({"processId": pid}))),
-                    Err(message) => responder.fail(&message),
-                }
-            }
-            ReverseRequest::Known(KnownReverseRequest::StartDebugging(args)) => {
-                children.start_debugging(args, responder)
-            }
-            other => {
-                responder.fail(&format!("execkit does not support the {} request", other.command()))
-            }
+            KnownReverseRequest::RunInTerminal(args) => match server.run_in_terminal(&args).await {
+                Ok(pid) => responder.succeed(Some(serde_json::json!({"processId": pid}))),
+                Err(message) => responder.fail(&message),
+            },
+            KnownReverseRequest::StartDebugging(args) => children.start_debugging(args, responder),
         }
     }
 }

@@ -3,7 +3,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use execkit_dap::wire::{
-    EvaluateResponse, KnownEvent, ReverseRequest, ScopesResponse, StackTraceResponse,
+    EvaluateResponse, KnownEvent, KnownReverseRequest, ScopesResponse, StackTraceResponse,
     VariablesResponse,
 };
 use execkit_dap::{AdapterCommand, Client, EventRecord, ReverseRequests};
@@ -97,9 +97,7 @@ pub fn serve_reverse_requests(mut reverse: ReverseRequests) {
     tokio::spawn(async move {
         while let Some(incoming) = reverse.recv().await {
             match incoming.request {
-                ReverseRequest::Known(execkit_dap::wire::KnownReverseRequest::StartDebugging(
-                    _,
-                )) => incoming.responder.succeed(None),
+                KnownReverseRequest::StartDebugging(_) => incoming.responder.succeed(None),
                 _ => incoming.responder.fail("not supported in this test"),
             }
         }

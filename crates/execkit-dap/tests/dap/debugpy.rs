@@ -1,5 +1,5 @@
 use execkit_dap::handshake::{self, HandshakeRequest, StartConfig};
-use execkit_dap::wire::{KnownReverseRequest, ModulesResponse, ReverseRequest, SourceBreakpoint};
+use execkit_dap::wire::{KnownReverseRequest, ModulesResponse, SourceBreakpoint};
 use execkit_dap::{Client, ClientOptions, transport};
 use std::time::Duration;
 
@@ -92,7 +92,7 @@ async fn debugpy_subprocess_arrives_as_start_debugging() {
         .await
         .expect("startDebugging within 60 s")
         .expect("reverse request");
-    let ReverseRequest::Known(KnownReverseRequest::StartDebugging(start)) = incoming.request else {
+    let KnownReverseRequest::StartDebugging(start) = incoming.request else {
         panic!("expected startDebugging, got {:?}", incoming.request);
     };
     incoming.responder.succeed(None);
@@ -151,8 +151,7 @@ async fn debugpy_run_in_terminal_is_served_during_the_handshake() {
         async move {
             let incoming = reverse.recv().await.expect("a reverse request");
             let arrival = incoming.arrival;
-            let ReverseRequest::Known(KnownReverseRequest::RunInTerminal(args)) = incoming.request
-            else {
+            let KnownReverseRequest::RunInTerminal(args) = incoming.request else {
                 panic!("expected runInTerminal, got {:?}", incoming.request);
             };
             let mut child = spawn_terminal_command(&sup, &args).await;
