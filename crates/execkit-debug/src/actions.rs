@@ -197,6 +197,10 @@ fn live_sessions(call: &Call<'_>) -> Vec<Arc<Session>> {
     all.filter(|s| s.status().is_live()).collect()
 }
 
+/// How long a child session may take to answer a breakpoint update: a child that is ending
+/// must not hold the call until its deadline.
+const CHILD_SYNC: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Sends `request` to every live session; the root's answer is returned (none without a
 /// live root). A child that fails is skipped: it may be ending.
 async fn send_to_tree(
@@ -206,7 +210,11 @@ async fn send_to_tree(
 ) -> Result<Option<execkit_dap::wire::Response>, Reply> {
     let mut root_answer = None;
     for session in live_sessions(call) {
-        let answer = session.client.request(command, Some(args.clone()), call.deadline).await;
+        let deadline = match session.parent_id {
+            Some(_) => call.deadline.min(tokio::time::Instant::now() + CHILD_SYNC),
+            None => call.deadline,
+        };
+        let answer = session.client.request(command, Some(args.clone()), deadline).await;
         match (session.parent_id.is_none(), answer) {
             (true, Ok(response)) => root_answer = Some(response),
             (true, Err(err)) => return Err(Reply::error(err.to_string())),

@@ -22,7 +22,8 @@ use execkit_dap::socket_dir::SocketPath;
 use execkit_dap::transport::{self, Connection};
 use execkit_dap::wire::{StartDebuggingArguments, ThreadsResponse};
 use execkit_dap::{
-    AdapterProcess, Client, ClientOptions, HandshakeRequest, Responder, StartConfig, handshake,
+    AdapterProcess, Client, ClientOptions, HandshakeRequest, Responder, ReverseRequests,
+    StartConfig, handshake,
 };
 use execkit_process::Supervisor;
 use serde_json::Value;
@@ -66,10 +67,6 @@ pub struct ChildOpener {
 type ChildConnection = (Connection, Option<AdapterProcess>, Option<SocketPath>);
 
 impl ChildOpener {
-    pub fn new(origin: Arc<Origin>, parent: &str) -> ChildOpener {
-        ChildOpener { origin, parent: parent.to_string() }
-    }
-
     /// Answers `startDebugging` at once, then opens the child in the background; a child that
     /// cannot be opened is reported in the output as `important`.
     pub fn start_debugging(&self, args: StartDebuggingArguments, responder: Responder) {
@@ -98,7 +95,7 @@ impl ChildOpener {
         let mut options = ClientOptions::new(&o.def.name);
         options.trace = o.trace.clone();
         let (client, reverse) = Client::start(connection, process, options);
-        let server = ReverseServer::start(reverse, self.reverse_context(&id));
+        let server = o.serve(reverse, &id);
         let request = if args.request == "launch" {
             HandshakeRequest::Launch
         } else {
@@ -169,17 +166,21 @@ impl ChildOpener {
         let started = started.map_err(|e| e.to_string())?;
         Ok((started.connection, Some(started.process), started.socket))
     }
+}
 
-    fn reverse_context(&self, id: &str) -> ReverseContext {
-        let o = &self.origin;
-        ReverseContext {
-            supervisor: o.supervisor.clone(),
-            env: o.env.clone(),
-            cwd: o.cwd.clone(),
-            ring: o.ring.clone(),
+impl Origin {
+    /// Serves the reverse requests of session `id` of this tree (`runInTerminal`, and
+    /// `startDebugging` for its own children).
+    pub fn serve(self: &Arc<Self>, reverse: ReverseRequests, id: &str) -> ReverseServer {
+        let ctx = ReverseContext {
+            supervisor: self.supervisor.clone(),
+            env: self.env.clone(),
+            cwd: self.cwd.clone(),
+            ring: self.ring.clone(),
             session: id.to_string(),
-            children: ChildOpener::new(o.clone(), id),
-        }
+            children: ChildOpener { origin: self.clone(), parent: id.to_string() },
+        };
+        ReverseServer::start(reverse, ctx)
     }
 }
 

@@ -12,12 +12,12 @@ use execkit_dap::{Client, ClientOptions, HandshakeRequest, StartConfig, handshak
 use execkit_process::env::EnvBuilder;
 use serde_json::{Value, json};
 
-use crate::children::{ChildOpener, Origin};
+use crate::children::Origin;
 use crate::registry::{Available, Probe, Unavailable};
 use crate::render::{self, Reply};
 use crate::ring::OutputRing;
 use crate::runner::Call;
-use crate::session::{ReverseContext, ReverseServer, Session, SessionParts, Status, StopInfo};
+use crate::session::{Session, SessionParts, Status, StopInfo};
 use crate::tree::Tree;
 use crate::{control, nodelay};
 
@@ -325,24 +325,8 @@ pub(crate) async fn open(
         tree: tree.clone(),
         terminate_debuggees: !plan.attached,
     };
-    let origin = Arc::new(origin);
-    let server = ReverseServer::start(
-        reverse,
-        ReverseContext {
-            supervisor: origin.supervisor.clone(),
-            env: origin.env.clone(),
-            cwd: plan.cwd.clone(),
-            ring: ring.clone(),
-            session: id.clone(),
-            children: ChildOpener::new(origin.clone(), &id),
-        },
-    );
-    let mut config = StartConfig::new(&plan.def.name, plan.request, plan.arguments.clone());
-    config.breakpoints = call.state.breakpoints.plan();
-    config.advertise_run_in_terminal = plan.def.quirks.advertise_run_in_terminal;
-    config.deadline = call.deadline;
-    config.stop_wait = std::time::Duration::ZERO;
-    let mut outcome = match handshake::start(&client, &config).await {
+    let server = Arc::new(origin).serve(reverse, &id);
+    let mut outcome = match handshake::start(&client, &start_config(call, &plan)).await {
         Ok(outcome) => outcome,
         Err(err) => {
             tree.close();
@@ -384,6 +368,17 @@ pub(crate) async fn open(
     call.state.session = Some(session);
     call.state.last_ended = None;
     reply
+}
+
+/// The root's handshake: the plan's request and arguments, the breakpoint set, the call's
+/// deadline; the first stop is looked for afterwards ([`await_first_stop`]).
+fn start_config(call: &Call<'_>, plan: &Plan) -> StartConfig {
+    let mut config = StartConfig::new(&plan.def.name, plan.request, plan.arguments.clone());
+    config.breakpoints = call.state.breakpoints.plan();
+    config.advertise_run_in_terminal = plan.def.quirks.advertise_run_in_terminal;
+    config.deadline = call.deadline;
+    config.stop_wait = std::time::Duration::ZERO;
+    config
 }
 
 /// Asks for the threads, then looks for the first stop. debugpy holds its stop-on-entry
