@@ -207,3 +207,29 @@ async fn abandon(client: &Client) {
         process.kill(Duration::from_secs(2)).await;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn connect_addresses_take_ips_and_localhost() {
+        let v4 = connect_addr(&json!({"host": "127.0.0.1", "port": 5678})).unwrap();
+        assert_eq!(v4.to_string(), "127.0.0.1:5678");
+        let named = connect_addr(&json!({"host": "localhost", "port": 80})).unwrap();
+        assert_eq!(named.to_string(), "127.0.0.1:80");
+        let v6 = connect_addr(&json!({"host": "::1", "port": 9})).unwrap();
+        assert_eq!(v6.to_string(), "[::1]:9");
+    }
+
+    #[test]
+    fn bad_connect_addresses_say_what_is_wrong() {
+        let no_port = connect_addr(&json!({"host": "127.0.0.1"})).unwrap_err();
+        assert!(no_port.contains("no valid port"), "{no_port}");
+        let too_big = connect_addr(&json!({"port": 70000})).unwrap_err();
+        assert!(too_big.contains("no valid port"), "{too_big}");
+        let name = connect_addr(&json!({"host": "db.internal", "port": 1})).unwrap_err();
+        assert!(name.contains("\"db.internal\" is not an IP address"), "{name}");
+    }
+}

@@ -127,3 +127,28 @@ pub fn target(root: &Arc<Session>) -> Arc<Session> {
     }
     best.map_or_else(|| root.clone(), |(_, session)| session)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn at_most_sixteen_children_and_none_once_closed() {
+        let tree = Tree::new(Arc::new(AtomicU64::new(1)), BreakpointPlan::default());
+        assert!((0..MAX_CHILDREN).all(|_| tree.reserve()));
+        assert!(!tree.reserve(), "the seventeenth child is refused");
+        let fresh = Tree::new(Arc::new(AtomicU64::new(1)), BreakpointPlan::default());
+        assert!(fresh.close().is_empty());
+        assert!(!fresh.reserve(), "a closed tree opens no child");
+    }
+
+    #[test]
+    fn ids_continue_the_shared_count_and_stamps_grow() {
+        let ids = Arc::new(AtomicU64::new(3));
+        let tree = Tree::new(ids.clone(), BreakpointPlan::default());
+        assert_eq!((tree.next_id(), tree.next_id()), ("debug-3".into(), "debug-4".into()));
+        assert_eq!(ids.load(Ordering::SeqCst), 5);
+        let first = tree.stamp();
+        assert!(tree.stamp() > first);
+    }
+}
