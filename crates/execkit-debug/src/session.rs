@@ -208,15 +208,7 @@ pub struct ReverseContext {
 impl ReverseServer {
     pub fn start(reverse: ReverseRequests, ctx: ReverseContext) -> ReverseServer {
         let terminals: Shared<Vec<ProcessTree>> = Arc::default();
-        let server = Terminals {
-            supervisor: ctx.supervisor,
-            env: ctx.env,
-            cwd: ctx.cwd,
-            ring: ctx.ring,
-            session: ctx.session,
-            terminals: terminals.clone(),
-        };
-        let handle = tokio::spawn(serve_reverse(reverse, server, ctx.children));
+        let handle = tokio::spawn(serve_reverse(reverse, ctx, terminals.clone()));
         ReverseServer { terminals, handle }
     }
 }
@@ -376,33 +368,35 @@ fn apply(
     }
 }
 
-/// What `runInTerminal` needs to start a process.
-struct Terminals {
-    supervisor: Supervisor,
-    env: Vec<(OsString, OsString)>,
-    cwd: PathBuf,
-    ring: Shared<OutputRing>,
-    session: String,
+async fn serve_reverse(
+    mut reverse: ReverseRequests,
+    ctx: ReverseContext,
     terminals: Shared<Vec<ProcessTree>>,
-}
-
-async fn serve_reverse(mut reverse: ReverseRequests, server: Terminals, children: ChildOpener) {
+) {
     while let Some(incoming) = reverse.recv().await {
         let IncomingReverse { request, responder, .. } = incoming;
         // Other commands never get here: the connection refuses them itself.
         match request {
-            KnownReverseRequest::RunInTerminal(args) => match server.run_in_terminal(&args).await {
-                Ok(pid) => responder.succeed(Some(serde_json::json!({"processId": pid}))),
-                Err(message) => responder.fail(&message),
-            },
-            KnownReverseRequest::StartDebugging(args) => children.start_debugging(args, responder),
+            KnownReverseRequest::RunInTerminal(args) => {
+                match ctx.run_in_terminal(&args, &terminals).await {
+                    Ok(pid) => responder.succeed(Some(serde_json::json!({"processId": pid}))),
+                    Err(message) => responder.fail(&message),
+                }
+            }
+            KnownReverseRequest::StartDebugging(args) => {
+                ctx.children.start_debugging(args, responder)
+            }
         }
     }
 }
 
-impl Terminals {
+impl ReverseContext {
     /// Starts the command with no terminal and stdin null; its output enters the ring.
-    async fn run_in_terminal(&self, args: &RunInTerminalArguments) -> Result<u32, String> {
+    async fn run_in_terminal(
+        &self,
+        args: &RunInTerminalArguments,
+        terminals: &Shared<Vec<ProcessTree>>,
+    ) -> Result<u32, String> {
         let Some((program, rest)) = args.args.split_first() else {
             return Err("runInTerminal request has no command".to_string());
         };
@@ -425,7 +419,7 @@ impl Terminals {
         };
         let mut child = self.supervisor.spawn(spec).await.map_err(|e| e.to_string())?;
         let pid = child.pid();
-        self.terminals.lock().unwrap_or_else(|e| e.into_inner()).push(child.tree());
+        terminals.lock().unwrap_or_else(|e| e.into_inner()).push(child.tree());
         if let Some(mut output) = child.take_output() {
             let (ring, session) = (self.ring.clone(), self.session.clone());
             tokio::spawn(async move {
