@@ -1,150 +1,46 @@
-//! Programs to debug, written (and compiled) once per test binary.
+//! The shared programs (crates/execkit-dap/tests/support/programs.rs), built once per test
+//! binary, and helpers that call the debug tool.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 
 use serde_json::{Value, json};
 
 use crate::support::{Kit, Outcome};
 
-pub const CALC_PY: &str = "\
-def add(a, b):
-    c = a + b
-    return c
-
-
-def main():
-    total = add(1, 2)
-    print(\"total\", total)
-
-
-main()
-";
-
-pub const CALC_C: &str = "\
-#include <stdio.h>
-
-int add(int a, int b) {
-    int c = a + b;
-    return c;
-}
-
-int main(void) {
-    int total = add(1, 2);
-    printf(\"total %d\\n\", total);
-    return 0;
-}
-";
-
-pub const CALC_GO: &str = "\
-package main
-
-import \"fmt\"
-
-func add(a int, b int) int {
-\tc := a + b
-\treturn c
-}
-
-func main() {
-\ttotal := add(1, 2)
-\tfmt.Println(\"total\", total)
-}
-";
-
-pub const LOOP_PY: &str = "\
-import time
-
-n = 0
-while True:
-    n += 1
-    time.sleep(0.01)
-";
-
-/// Prints why a test does not run; fails instead when adapters are required.
-#[allow(clippy::print_stderr)]
-pub fn skip(reason: &str) {
-    if std::env::var_os("EXECKIT_DAP_REQUIRE_ADAPTERS").is_some_and(|v| v == "1") {
-        panic!("{reason}");
-    }
-    eprintln!("SKIP: {reason}");
-}
+pub use super::programs::*;
 
 fn fixture_dir() -> &'static Path {
     static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
     DIR.get_or_init(|| tempfile::tempdir().expect("fixture dir")).path()
 }
 
-fn on_path(name: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {name}")])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-pub fn has_debugpy() -> bool {
-    static OK: OnceLock<bool> = OnceLock::new();
-    *OK.get_or_init(|| {
-        Command::new("python3")
-            .args(["-c", "import debugpy"])
-            .output()
-            .is_ok_and(|o| o.status.success())
-    })
-}
-
-pub fn has_lldb() -> bool {
-    on_path("lldb-dap-19") || on_path("lldb-dap")
-}
-
-/// The C program, built once with `gcc -g -O0`.
+/// The C program, built once per test binary.
 pub fn c_binary() -> Option<PathBuf> {
     static BIN: OnceLock<Option<PathBuf>> = OnceLock::new();
     BIN.get_or_init(|| {
         let dir = fixture_dir().join("c");
         std::fs::create_dir_all(&dir).ok()?;
-        std::fs::write(dir.join("calc.c"), CALC_C).ok()?;
-        let out = dir.join("calc");
-        let status = Command::new("gcc")
-            .args(["-g", "-O0", "-o"])
-            .arg(&out)
-            .arg(dir.join("calc.c"))
-            .status()
-            .ok()?;
-        status.success().then_some(out)
+        build_c(&dir)
     })
     .clone()
 }
 
-/// The Go program, built once without optimisations.
+/// The Go program, built once per test binary; none without dlv.
 pub fn go_binary() -> Option<PathBuf> {
     static BIN: OnceLock<Option<PathBuf>> = OnceLock::new();
     BIN.get_or_init(|| {
-        if !on_path("dlv") || !on_path("go") {
-            return None;
-        }
+        on_path("dlv")?;
         let dir = fixture_dir().join("go");
         std::fs::create_dir_all(&dir).ok()?;
-        std::fs::write(dir.join("main.go"), CALC_GO).ok()?;
-        std::fs::write(dir.join("go.mod"), "module calc\n\ngo 1.19\n").ok()?;
-        let out = dir.join("calc");
-        let status = Command::new("go")
-            .args(["build", "-gcflags=all=-N -l", "-o"])
-            .arg(&out)
-            .arg(".")
-            .current_dir(&dir)
-            .env("GOFLAGS", "-mod=mod")
-            .env("GOCACHE", fixture_dir().join("gocache"))
-            .status()
-            .ok()?;
-        status.success().then_some(out)
+        build_go(&dir)
     })
     .clone()
 }
 
 /// The Go source next to its binary.
 pub fn go_source() -> PathBuf {
-    fixture_dir().join("go/main.go")
+    fixture_dir().join("go/calc.go")
 }
 
 pub fn c_source() -> PathBuf {

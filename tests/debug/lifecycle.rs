@@ -357,3 +357,27 @@ async fn a_continue_that_waits_reports_progress_with_the_new_output() {
     ok(&kit, json!({"action": "terminate"})).await;
     kit.toolkit.close().await;
 }
+
+/// With `console:"integratedTerminal"` debugpy asks for `runInTerminal`; the program runs in a
+/// process execkit started, and its prints reach the output ring as `stdout`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_in_terminal_output_reaches_the_ring() {
+    if !has_debugpy() {
+        return skip("debugpy is not importable by python3");
+    }
+    let kit = Kit::new();
+    write(&kit, "calc.py", CALC_PY);
+    std::fs::create_dir(kit.work().join(".vscode")).unwrap();
+    let config = r#"{"configurations": [{"name": "term", "type": "debugpy", "request": "launch",
+        "program": "${workspaceFolder}/calc.py", "console": "integratedTerminal",
+        "stopOnEntry": false}]}"#;
+    std::fs::write(kit.work().join(".vscode/launch.json"), config).unwrap();
+    let out = ok(&kit, json!({"action": "launch", "launch_config": "term"})).await;
+    if session_field(&out, "status") != "terminated" {
+        let end = ok(&kit, json!({"action": "continue", "timeout": 120})).await;
+        assert!(end.text().starts_with("Program exited with code 0."), "{}", end.text());
+    }
+    let output = ok(&kit, json!({"action": "output", "category": "stdout"})).await;
+    assert!(output.text().contains("total 3"), "{}", output.text());
+    kit.toolkit.close().await;
+}

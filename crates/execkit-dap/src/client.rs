@@ -107,6 +107,7 @@ pub struct Client {
     commands: mpsc::Sender<Command>,
     process: Option<AdapterProcess>,
     adapter: String,
+    listen_addr: Option<std::net::SocketAddr>,
 }
 
 impl Client {
@@ -132,8 +133,9 @@ impl Client {
         let trace = options.trace.as_deref().and_then(Trace::open);
         let owner =
             Owner::new(Arc::clone(&shared), (command_rx, commands.downgrade()), reverse_tx, trace);
+        let listen_addr = connection.listen_addr;
         tokio::spawn(owner.run(connection.reader, connection.writer));
-        let client = Client { shared, commands, process, adapter: options.adapter };
+        let client = Client { shared, commands, process, adapter: options.adapter, listen_addr };
         (client, reverse_rx)
     }
 
@@ -143,6 +145,11 @@ impl Client {
 
     pub fn process(&self) -> Option<&AdapterProcess> {
         self.process.as_ref()
+    }
+
+    /// The address the adapter listens on, when another connection to it can be opened.
+    pub fn listen_addr(&self) -> Option<std::net::SocketAddr> {
+        self.listen_addr
     }
 
     /// Sends a request without waiting for its answer.

@@ -182,11 +182,11 @@ impl Owner {
             .command_tx
             .upgrade()
             .map(|tx| Responder::new(request.seq, request.command.clone(), tx));
-        let (ReverseRequest::Known(_), Some(responder)) = (&typed, responder) else {
+        let (ReverseRequest::Known(known), Some(responder)) = (typed, responder) else {
             self.write(Message::Response(Responder::failure(&request, &refusal)));
             return;
         };
-        let incoming = IncomingReverse { arrival, request: typed, responder };
+        let incoming = IncomingReverse { arrival, request: known, responder };
         if let Err(rejected) = self.reverse_tx.try_send(incoming) {
             // Nobody serves reverse requests (or too many wait): answer instead of stalling
             // the adapter, which would otherwise wait forever.

@@ -4,13 +4,14 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::owner::Command;
-use crate::wire::{Request, Response, ReverseRequest};
+use crate::wire::{KnownReverseRequest, Request, Response};
 
-/// A reverse request the caller must answer (`runInTerminal`, `startDebugging`).
+/// A reverse request the caller must answer (`runInTerminal`, `startDebugging`). Any other
+/// command is refused by the connection itself and never reaches the caller.
 #[derive(Debug)]
 pub struct IncomingReverse {
     pub arrival: u64,
-    pub request: ReverseRequest,
+    pub request: KnownReverseRequest,
     pub responder: Responder,
 }
 

@@ -2,7 +2,9 @@
 //! back, a Unix socket it creates, or an address that is already listening.
 //!
 //! Every wait is a connect attempt raced against the adapter's exit and a deadline; the 50 ms
-//! between attempts is the retry cadence, never a guess at readiness.
+//! between attempts is the retry cadence, never a guess at readiness. Every outgoing TCP
+//! connection, to a root adapter or to a child session, is opened by [`dial`], so what a
+//! connection may reach is decided in one place.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -26,6 +28,9 @@ pub type BoxWrite = Box<dyn AsyncWrite + Send + Unpin>;
 pub struct Connection {
     pub reader: BoxRead,
     pub writer: BoxWrite,
+    /// The address the adapter listens on, when another connection can be opened there
+    /// (a child session of an adapter such as js-debug asks for one).
+    pub listen_addr: Option<SocketAddr>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -39,14 +44,21 @@ impl Connection {
         reader: impl AsyncRead + Send + Unpin + 'static,
         writer: impl AsyncWrite + Send + Unpin + 'static,
     ) -> Connection {
-        Connection { reader: Box::new(reader), writer: Box::new(writer) }
+        Connection { reader: Box::new(reader), writer: Box::new(writer), listen_addr: None }
     }
 
-    fn tcp(stream: TcpStream) -> Connection {
+    /// `listen_addr` is the adapter's own listening address (not the peer of a connection it
+    /// dialled back, which cannot be connected to again).
+    fn tcp(stream: TcpStream, listen_addr: Option<SocketAddr>) -> Connection {
         let _ = stream.set_nodelay(true);
         let (reader, writer) = stream.into_split();
-        Connection::new(reader, writer)
+        Connection { listen_addr, ..Connection::new(reader, writer) }
     }
+}
+
+/// Opens a TCP connection to an adapter: the one place execkit connects out.
+pub async fn dial(addr: SocketAddr) -> std::io::Result<TcpStream> {
+    TcpStream::connect(addr).await
 }
 
 fn io_error(cmd: &AdapterCommand, what: &str) -> impl FnOnce(std::io::Error) -> TransportError {
@@ -103,7 +115,10 @@ pub async fn spawn_tcp(
                 process.kill(Duration::from_secs(2)).await;
                 return Err(err);
             }
-            Ok(stream) => return Ok((Connection::tcp(stream), process)),
+            Ok(stream) => {
+                let listen_addr = stream.peer_addr().ok();
+                return Ok((Connection::tcp(stream, listen_addr), process));
+            }
         }
     }
 }
@@ -134,7 +149,7 @@ async fn connect_while_alive(
     let started = Instant::now();
     for attempt in 0usize.. {
         let addr = addrs[attempt % addrs.len()];
-        if let Ok(Ok(stream)) = tokio::time::timeout_at(deadline, TcpStream::connect(addr)).await {
+        if let Ok(Ok(stream)) = tokio::time::timeout_at(deadline, dial(addr)).await {
             return Ok(stream);
         }
         let pause = (Instant::now() + RETRY_INTERVAL).min(deadline);
@@ -200,7 +215,7 @@ pub async fn spawn_tcp_dial(
         }
     };
     match outcome {
-        Ok(stream) => Ok((Connection::tcp(stream), process)),
+        Ok(stream) => Ok((Connection::tcp(stream, None), process)),
         Err(err) => {
             process.kill(Duration::from_secs(2)).await;
             Err(err)
@@ -246,15 +261,16 @@ fn is_socket(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.file_type().is_socket())
 }
 
-/// Connects to an adapter that is already listening (`debugpy.listen()`, `dlv --headless`).
+/// Connects to an adapter that is already listening (`debugpy.listen()`, `dlv --headless`, a
+/// child session's address).
 pub async fn connect_tcp(
     name: &str,
     addr: SocketAddr,
     deadline: Instant,
 ) -> Result<Connection, TransportError> {
     let started = Instant::now();
-    match tokio::time::timeout_at(deadline, TcpStream::connect(addr)).await {
-        Ok(Ok(stream)) => Ok(Connection::tcp(stream)),
+    match tokio::time::timeout_at(deadline, dial(addr)).await {
+        Ok(Ok(stream)) => Ok(Connection::tcp(stream, Some(addr))),
         Ok(Err(source)) => Err(TransportError::Io {
             adapter: name.to_string(),
             what: format!("connecting to {addr}"),

@@ -171,9 +171,17 @@ impl ReverseRequest {
 
     pub fn command(&self) -> &str {
         match self {
-            ReverseRequest::Known(KnownReverseRequest::RunInTerminal(_)) => "runInTerminal",
-            ReverseRequest::Known(KnownReverseRequest::StartDebugging(_)) => "startDebugging",
+            ReverseRequest::Known(known) => known.command(),
             ReverseRequest::Other { command, .. } => command,
+        }
+    }
+}
+
+impl KnownReverseRequest {
+    pub fn command(&self) -> &'static str {
+        match self {
+            KnownReverseRequest::RunInTerminal(_) => "runInTerminal",
+            KnownReverseRequest::StartDebugging(_) => "startDebugging",
         }
     }
 }

@@ -2,6 +2,7 @@
 //! breakpoints, `output`, `sessions`, `terminate`.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use execkit_dap::wire::SetBreakpointsResponse;
 use execkit_protocol::debug::DebugAction;
@@ -10,7 +11,8 @@ use serde_json::{Value, json};
 use crate::breakpoints::LineBreakpoint;
 use crate::render::{self, Reply, relative};
 use crate::runner::Call;
-use crate::{control, inspect, ring, start, terminate, watch};
+use crate::session::Session;
+use crate::{control, inspect, ring, start, terminate, tree, watch};
 
 /// Actions that work without a session.
 fn needs_session(action: DebugAction) -> bool {
@@ -111,22 +113,30 @@ async fn terminate(call: &mut Call<'_>) -> Reply {
         .field("session", summary)
 }
 
+/// One line per session of the tree, the target marked `*`, then the breakpoint set.
 fn sessions(call: &mut Call<'_>) -> Reply {
     let mut lines = Vec::new();
     let mut list = Vec::new();
-    if let Some(session) = &call.state.session {
+    let target = call.state.target();
+    for session in call.state.session.iter().flat_map(tree::members) {
         let stop = session.with(|s| s.stop.clone());
         let place = stop
-            .map(|st| format!(" at {}", render::stop_line(&st, &session.cwd)))
+            .map(|st| {
+                format!(" {}", render::stop_line(&st, &session.cwd).replacen("Stopped", "at", 1))
+            })
             .unwrap_or_default();
+        let mark = if target.as_ref().is_some_and(|t| t.id == session.id) { "* " } else { "" };
+        let parent =
+            session.parent_id.as_ref().map(|p| format!(", child of {p}")).unwrap_or_default();
         lines.push(format!(
-            "{} ({}): {}{place}",
+            "{mark}{} ({}{parent}): {}{place}",
             session.id,
             session.def.name,
             session.status().as_str()
         ));
-        list.push(render::summary(session));
-    } else {
+        list.push(render::summary(&session));
+    }
+    if lines.is_empty() {
         lines.push("No debug session.".to_string());
     }
     let bps = breakpoint_list(call);
@@ -181,17 +191,47 @@ fn bp_text(file: &str, bp: &LineBreakpoint) -> String {
     format!("at {file}:{line} ({state}{moved})")
 }
 
-/// Sends `file`'s whole list to the live session and records the answer.
+/// The live sessions of the tree, root first: breakpoints go to every one.
+fn live_sessions(call: &Call<'_>) -> Vec<Arc<Session>> {
+    let all = call.state.session.iter().flat_map(tree::members);
+    all.filter(|s| s.status().is_live()).collect()
+}
+
+/// How long a child session may take to answer a breakpoint update: a child that is ending
+/// must not hold the call until its deadline.
+const CHILD_SYNC: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Sends `request` to every live session; the root's answer is returned (none without a
+/// live root). A child that fails is skipped: it may be ending.
+async fn send_to_tree(
+    call: &Call<'_>,
+    command: &str,
+    args: Value,
+) -> Result<Option<execkit_dap::wire::Response>, Reply> {
+    let mut root_answer = None;
+    for session in live_sessions(call) {
+        let deadline = match session.parent_id {
+            Some(_) => call.deadline.min(tokio::time::Instant::now() + CHILD_SYNC),
+            None => call.deadline,
+        };
+        let answer = session.client.request(command, Some(args.clone()), deadline).await;
+        match (session.parent_id.is_none(), answer) {
+            (true, Ok(response)) => root_answer = Some(response),
+            (true, Err(err)) => return Err(Reply::error(err.to_string())),
+            (false, _) => {}
+        }
+    }
+    Ok(root_answer)
+}
+
+/// Sends `file`'s whole list to every live session and records the root's answer.
 async fn sync_file(call: &mut Call<'_>, file: &Path) -> Result<(), Reply> {
-    let Some(session) = call.state.session.as_ref().filter(|s| s.status().is_live()) else {
+    let args = call.state.breakpoints.file_request(file);
+    let Some(response) = send_to_tree(call, "setBreakpoints", args).await? else {
         return Ok(());
     };
-    let args = call.state.breakpoints.file_request(file);
-    let body: SetBreakpointsResponse = session
-        .client
-        .call("setBreakpoints", Some(args), call.deadline)
-        .await
-        .map_err(|e| Reply::error(e.to_string()))?;
+    let body: SetBreakpointsResponse =
+        serde_json::from_value(response.body.unwrap_or(Value::Null)).unwrap_or_default();
     call.state.breakpoints.apply_results(file, &body.breakpoints);
     Ok(())
 }
@@ -266,22 +306,23 @@ async fn set_function_breakpoint(
         condition,
         hit_condition,
     });
-    let Some(session) = call.state.session.as_ref().filter(|s| s.status().is_live()) else {
+    if call.state.session.as_ref().is_none_or(|s| !s.status().is_live()) {
         return Reply::text("Breakpoint recorded; it will be sent when a session starts.");
-    };
+    }
     let args = json!({"breakpoints": call.state.breakpoints.functions});
-    match session
-        .client
-        .call::<SetBreakpointsResponse>("setFunctionBreakpoints", Some(args), call.deadline)
-        .await
-    {
+    let answer = send_to_tree(call, "setFunctionBreakpoints", args).await;
+    let body = answer.map(|r| {
+        let body = r.and_then(|r| r.body).unwrap_or(Value::Null);
+        serde_json::from_value::<SetBreakpointsResponse>(body).unwrap_or_default()
+    });
+    match body {
         Ok(body) => {
             let verified = body.breakpoints.last().is_some_and(|b| b.verified);
             let state = if verified { "verified" } else { "pending" };
             Reply::text(format!("Breakpoint in {name} ({state})."))
                 .field("breakpoints", breakpoint_list(call))
         }
-        Err(err) => Reply::error(err.to_string()),
+        Err(reply) => reply,
     }
 }
 
@@ -293,13 +334,9 @@ async fn remove_breakpoint(call: &mut Call<'_>) -> Reply {
         if before == call.state.breakpoints.functions.len() {
             return Reply::error(format!("No breakpoint in {function}."));
         }
-        if let Some(session) = call.state.session.as_ref().filter(|s| s.status().is_live()) {
-            let args = json!({"breakpoints": call.state.breakpoints.functions});
-            if let Err(err) =
-                session.client.request("setFunctionBreakpoints", Some(args), call.deadline).await
-            {
-                return Reply::error(err.to_string());
-            }
+        let args = json!({"breakpoints": call.state.breakpoints.functions});
+        if let Err(reply) = send_to_tree(call, "setFunctionBreakpoints", args).await {
+            return reply;
         }
         return remaining(call);
     }
@@ -353,10 +390,8 @@ async fn exception_breakpoints(call: &mut Call<'_>) -> Reply {
             ));
         }
         let args = json!({"filters": filters});
-        if let Err(err) =
-            session.client.request("setExceptionBreakpoints", Some(args), call.deadline).await
-        {
-            return Reply::error(err.to_string());
+        if let Err(reply) = send_to_tree(call, "setExceptionBreakpoints", args).await {
+            return reply;
         }
     }
     call.state.breakpoints.exception_filters = Some(filters.clone());

@@ -1,5 +1,6 @@
 //! Running the program: `continue`, the steps and `pause`, each waiting for the first stop or
-//! end that arrived after its request. A wait that outlives the budget is reported as still
+//! end anywhere in the session tree that arrived after its request (a subprocess may stop
+//! while its parent was continued). A wait that outlives the budget is reported as still
 //! running (not an error); `pause` or `terminate` from another call ends the wait early.
 
 use std::sync::{Arc, Mutex};
@@ -20,9 +21,46 @@ use crate::session::{Halt, Session, Status};
 
 /// How a wait for the program ended.
 pub(crate) enum WaitEnd {
-    Halted(Halt),
+    /// This session of the tree stopped or ended.
+    Halted(Arc<Session>, Halt),
     TimedOut,
     Interrupted(&'static str),
+}
+
+/// Where each session's messages stood when a request was sent: a halt counts when it arrived
+/// later. Arrival numbers are per connection, so each session has its own mark; a child that
+/// opened after the request has none, and any of its halts counts.
+pub(crate) struct Marks {
+    root: Arc<Session>,
+    marks: Vec<(String, u64)>,
+}
+
+impl Marks {
+    /// `target`'s mark is `sent_after` (its request's own position); the others are their
+    /// latest arrival.
+    pub(crate) fn new(root: &Arc<Session>, target: &Session, sent_after: u64) -> Marks {
+        let marks = crate::tree::members(root)
+            .iter()
+            .map(|s| {
+                let mark = if s.id == target.id { sent_after } else { s.client.arrivals() };
+                (s.id.clone(), mark)
+            })
+            .collect();
+        Marks { root: root.clone(), marks }
+    }
+
+    fn mark_of(&self, id: &str) -> u64 {
+        self.marks.iter().find(|(known, _)| known == id).map_or(0, |m| m.1)
+    }
+
+    /// The first session with a halt after its mark, and that halt.
+    fn halted(&self) -> Option<(Arc<Session>, Halt)> {
+        crate::tree::members(&self.root).into_iter().find_map(|session| {
+            let mark = self.mark_of(&session.id);
+            let halt = session.with(|s| s.halt_after(mark))?.1;
+            Some((session, halt))
+        })
+    }
 }
 
 /// The thread a thread-level action targets: the given one, the last stop's, the first cached,
@@ -80,23 +118,18 @@ pub(crate) async fn fetch_top_frame(
     Ok(())
 }
 
-/// Waits for the first halt after arrival `after`, the deadline, or an interrupt.
-pub(crate) async fn wait_halt(
-    session: &Session,
-    after: u64,
-    deadline: Instant,
-    interrupt: &Waiter,
-) -> WaitEnd {
-    let mut halts = session.halts.clone();
+/// Waits for the first halt in the tree after the marks, the deadline, or an interrupt.
+pub(crate) async fn wait_halt(marks: &Marks, deadline: Instant, interrupt: &Waiter) -> WaitEnd {
+    let mut halts = marks.root.halts.clone();
     loop {
         halts.borrow_and_update();
-        if let Some((_, halt)) = session.with(|s| s.halt_after(after)) {
-            return WaitEnd::Halted(halt);
+        if let Some((session, halt)) = marks.halted() {
+            return WaitEnd::Halted(session, halt);
         }
         tokio::select! {
             changed = halts.changed() => {
                 if changed.is_err() {
-                    return WaitEnd::Halted(Halt::Terminated);
+                    return WaitEnd::Halted(marks.root.clone(), Halt::Terminated);
                 }
             }
             _ = tokio::time::sleep_until(deadline) => return WaitEnd::TimedOut,
@@ -108,9 +141,11 @@ pub(crate) async fn wait_halt(
     }
 }
 
-/// `continue`, `step_over`, `step_in`, `step_out`.
+/// `continue`, `step_over`, `step_in`, `step_out`, on the target session.
 pub(crate) async fn resume(call: &mut Call<'_>) -> Reply {
-    let Some(session) = call.state.session.as_ref() else { return Reply::default() };
+    let (Some(root), Some(session)) = (call.state.session.clone(), call.state.target()) else {
+        return Reply::default();
+    };
     let p = &call.request.params;
     let command = match call.request.action {
         DebugAction::StepOver => "next",
@@ -118,7 +153,7 @@ pub(crate) async fn resume(call: &mut Call<'_>) -> Reply {
         DebugAction::StepOut => "stepOut",
         _ => "continue",
     };
-    let thread = match thread_for(session, p.thread_id, call.deadline).await {
+    let thread = match thread_for(&session, p.thread_id, call.deadline).await {
         Ok(thread) => thread,
         Err(text) => return Reply::error(text),
     };
@@ -134,10 +169,10 @@ pub(crate) async fn resume(call: &mut Call<'_>) -> Reply {
     // a thread that is not stopped (debugpy never does).
     let running = command == "continue" && session.status() == Status::Running;
     let end = if running {
-        let after = session.client.arrivals();
-        Ok(wait_or_cancel(session, after, call.deadline, &waiter, call.ctx).await)
+        let marks = Marks::new(&root, &session, session.client.arrivals());
+        Ok(wait_or_cancel(&marks, call.deadline, &waiter, call.ctx).await)
     } else {
-        run_and_wait(session, command, args, call.deadline, &waiter, call.ctx).await
+        run_and_wait(&root, &session, (command, args), &waiter, call).await
     };
     if let Ok(mut slot) = call.inner.waiter.lock() {
         *slot = None;
@@ -148,65 +183,72 @@ pub(crate) async fn resume(call: &mut Call<'_>) -> Reply {
     }
 }
 
-async fn run_and_wait(
+/// Sends a request that lets the program run (or stops it) and waits for its answer; the
+/// marks say where each session stood when it was sent.
+async fn send_run_request(
+    root: &Arc<Session>,
     session: &Session,
-    command: &str,
-    args: Value,
+    (command, args): (&str, Value),
     deadline: Instant,
-    waiter: &Waiter,
-    ctx: &CallContext,
-) -> Result<WaitEnd, String> {
+) -> Result<Marks, String> {
     let pending = session.client.send(command, Some(args)).await.map_err(|e| e.to_string())?;
-    let after = pending.sent_after;
+    let marks = Marks::new(root, session, pending.sent_after);
     pending.wait(deadline).await.and_then(|a| a.into_result()).map_err(|e| e.to_string())?;
+    Ok(marks)
+}
+
+async fn run_and_wait(
+    root: &Arc<Session>,
+    session: &Session,
+    request: (&str, Value),
+    waiter: &Waiter,
+    call: &Call<'_>,
+) -> Result<WaitEnd, String> {
+    let marks = send_run_request(root, session, request, call.deadline).await?;
     // The stop may already be in: the pump applies events as they arrive.
+    let mark = marks.mark_of(&session.id);
     session.with(|s| {
-        if s.halt_after(after).is_none() {
+        if s.halt_after(mark).is_none() {
             s.status = Status::Running;
             s.stop = None;
         }
     });
-    Ok(wait_or_cancel(session, after, deadline, waiter, ctx).await)
+    Ok(wait_or_cancel(&marks, call.deadline, waiter, call.ctx).await)
 }
 
 async fn wait_or_cancel(
-    session: &Session,
-    after: u64,
+    marks: &Marks,
     deadline: Instant,
     waiter: &Waiter,
     ctx: &CallContext,
 ) -> WaitEnd {
     let report = async {
         match ctx.progress.clone() {
-            Some(sink) => progress::report(sink, session.ring.clone(), deadline).await,
+            Some(sink) => progress::report(sink, marks.root.ring.clone(), deadline).await,
             None => std::future::pending().await,
         }
     };
     tokio::select! {
-        end = wait_halt(session, after, deadline, waiter) => end,
+        end = wait_halt(marks, deadline, waiter) => end,
         _ = ctx.cancel.cancelled() => WaitEnd::Interrupted("cancel"),
         () = report => WaitEnd::TimedOut,
     }
 }
 
-/// The text and fields for how a wait ended.
-pub(crate) async fn outcome(call: &mut Call<'_>, end: WaitEnd) -> Reply {
-    let Some(session) = call.state.session.as_ref() else { return Reply::default() };
-    let (headline, state, timed_out) = match end {
-        WaitEnd::Halted(Halt::Stopped(body)) => {
-            let _ = fetch_top_frame(
-                session,
-                body.thread_id,
-                Instant::now() + std::time::Duration::from_secs(10),
-            )
-            .await;
+/// The headline, `state` and `timed_out` for how a wait ended; a stop's top frame is fetched
+/// first, so the headline can say where.
+async fn headline(call: &Call<'_>, end: &WaitEnd) -> (String, &'static str, bool) {
+    match end {
+        WaitEnd::Halted(session, Halt::Stopped(body)) => {
+            let until = Instant::now() + std::time::Duration::from_secs(10);
+            let _ = fetch_top_frame(session, body.thread_id, until).await;
             let stop = session.with(|s| s.stop.clone()).unwrap_or_default();
             (render::stop_line(&stop, &session.cwd), "stopped", false)
         }
-        WaitEnd::Halted(Halt::Exited(code)) => {
+        WaitEnd::Halted(_, Halt::Exited(code)) => {
             (format!("Program exited with code {code}."), "exited", false)
         }
-        WaitEnd::Halted(Halt::Terminated) => match session.with(|s| s.exit_code) {
+        WaitEnd::Halted(session, Halt::Terminated) => match session.with(|s| s.exit_code) {
             Some(code) => (format!("Program exited with code {code}."), "exited", false),
             None => ("Program terminated.".to_string(), "terminated", false),
         },
@@ -219,47 +261,59 @@ pub(crate) async fn outcome(call: &mut Call<'_>, end: WaitEnd) -> Reply {
             true,
         ),
         WaitEnd::Interrupted(by) => (format!("Interrupted by {by}."), "running", false),
+    }
+}
+
+/// The text and fields for how a wait ended, about the session that halted (a child that
+/// stopped says so in its snapshot and in `session`).
+pub(crate) async fn outcome(call: &mut Call<'_>, end: WaitEnd) -> Reply {
+    let (headline, state, timed_out) = headline(call, &end).await;
+    let session = match end {
+        WaitEnd::Halted(session, _) => Some(session),
+        _ => call.state.target(),
     };
+    let Some(session) = session else { return Reply::default() };
     let stop = session.with(|s| s.stop.clone());
     let exit_code = session.with(|s| s.exit_code);
-    let mut lines = render::snapshot(session, &mut call.state.shown, &mut call.redactor);
+    let mut lines = render::snapshot(&session, &mut call.state.shown, &mut call.redactor);
     lines.retain(|l| !l.starts_with("Stopped at "));
     lines.insert(0, headline);
     let mut reply = Reply { lines, ..Reply::default() }
         .field("state", state)
         .field("timed_out", timed_out)
-        .field("exit_code", json!(exit_code));
+        .field("exit_code", json!(exit_code))
+        .field("session", render::summary(&session));
     if let Some(stop) = stop {
-        reply = reply.field("stop", json!({"reason": stop.reason, "thread_id": stop.thread_id,
-            "frame_id": stop.frame_id, "frame_name": stop.frame_name, "path": stop.path, "line": stop.line}));
+        reply = reply.field(
+            "stop",
+            json!({"reason": stop.reason, "thread_id": stop.thread_id,
+            "frame_id": stop.frame_id, "frame_name": stop.frame_name, "path": stop.path,
+            "line": stop.line, "session": session.id}),
+        );
     }
     reply
 }
 
 /// `pause`: at once when already stopped, else `pause` and wait for the stop.
 pub(crate) async fn pause(call: &mut Call<'_>) -> Reply {
-    let Some(session) = call.state.session.as_ref() else { return Reply::default() };
+    let (Some(root), Some(session)) = (call.state.session.clone(), call.state.target()) else {
+        return Reply::default();
+    };
     if session.status() == Status::Stopped {
-        let lines = render::snapshot(session, &mut call.state.shown, &mut call.redactor);
+        let lines = render::snapshot(&session, &mut call.state.shown, &mut call.redactor);
         return Reply { lines, ..Reply::default() }.field("state", "stopped");
     }
-    let thread = match thread_for(session, call.request.params.thread_id, call.deadline).await {
+    let thread = match thread_for(&session, call.request.params.thread_id, call.deadline).await {
         Ok(thread) => thread,
         Err(text) => return Reply::error(text),
     };
     let waiter = Waiter { token: CancellationToken::new(), by: Arc::new(Mutex::new(None)) };
-    let sent = session.client.send("pause", Some(json!({"threadId": thread}))).await;
-    let after = match sent {
-        Ok(pending) => {
-            let after = pending.sent_after;
-            if let Err(err) = pending.wait(call.deadline).await.and_then(|a| a.into_result()) {
-                return Reply::error(err.to_string());
-            }
-            after
-        }
-        Err(err) => return Reply::error(err.to_string()),
+    let request = ("pause", json!({"threadId": thread}));
+    let marks = match send_run_request(&root, &session, request, call.deadline).await {
+        Ok(marks) => marks,
+        Err(text) => return Reply::error(text),
     };
-    match wait_halt(session, after, call.deadline, &waiter).await {
+    match wait_halt(&marks, call.deadline, &waiter).await {
         WaitEnd::TimedOut => Reply::error(format!(
             "Pause was sent but the program did not stop within {} s.",
             call.request.timeout_s

@@ -46,7 +46,8 @@ fn failed(err: impl ToString, caller_id: bool) -> Reply {
 }
 
 pub(crate) async fn stack_trace(call: &mut Call<'_>) -> Reply {
-    let Some(session) = call.state.session.as_ref() else { return Reply::default() };
+    let Some(target) = call.state.target() else { return Reply::default() };
+    let session = &*target;
     let p = &call.request.params;
     let thread = match control::thread_for(session, p.thread_id, call.deadline).await {
         Ok(thread) => thread,
@@ -89,7 +90,8 @@ pub(crate) async fn stack_trace(call: &mut Call<'_>) -> Reply {
 }
 
 pub(crate) async fn threads(call: &mut Call<'_>) -> Reply {
-    let Some(session) = call.state.session.as_ref() else { return Reply::default() };
+    let Some(target) = call.state.target() else { return Reply::default() };
+    let session = &*target;
     let list: ThreadsResponse = match session.client.call("threads", None, call.deadline).await {
         Ok(list) => list,
         Err(err) => return failed(err, false),
@@ -117,7 +119,8 @@ pub(crate) async fn threads(call: &mut Call<'_>) -> Reply {
 }
 
 pub(crate) async fn scopes(call: &mut Call<'_>) -> Reply {
-    let Some(session) = call.state.session.as_ref() else { return Reply::default() };
+    let Some(target) = call.state.target() else { return Reply::default() };
+    let session = &*target;
     let given = call.request.params.frame_id;
     let frame = match frame_for(session, given) {
         Ok(frame) => frame,
@@ -139,7 +142,8 @@ pub(crate) async fn scopes(call: &mut Call<'_>) -> Reply {
 }
 
 pub(crate) async fn variables(call: &mut Call<'_>) -> Reply {
-    let Some(session) = call.state.session.as_ref() else { return Reply::default() };
+    let Some(target) = call.state.target() else { return Reply::default() };
+    let session = &*target;
     let p = &call.request.params;
     let paging = p.start.is_some() || p.count.is_some();
     if let Some(refused) =
@@ -185,7 +189,8 @@ pub(crate) async fn variables(call: &mut Call<'_>) -> Reply {
 }
 
 pub(crate) async fn evaluate(call: &mut Call<'_>) -> Reply {
-    let Some(session) = call.state.session.as_ref() else { return Reply::default() };
+    let Some(target) = call.state.target() else { return Reply::default() };
+    let session = &*target;
     let p = &call.request.params;
     let context = p.context.unwrap_or(EvaluateContext::Repl);
     let clipboard = context == EvaluateContext::Clipboard;
@@ -225,7 +230,8 @@ pub(crate) async fn evaluate(call: &mut Call<'_>) -> Reply {
 /// `modules`, `loaded_sources`, `disassemble`, `read_memory`, `write_memory`: one gated request
 /// each, rendered from its body.
 pub(crate) async fn simple(call: &mut Call<'_>) -> Reply {
-    let Some(session) = call.state.session.as_ref() else { return Reply::default() };
+    let Some(target) = call.state.target() else { return Reply::default() };
+    let session = &*target;
     let p = &call.request.params;
     let (command, capability, feature, args) = match call.request.action {
         DebugAction::Modules => (
@@ -344,7 +350,8 @@ fn read_memory_reply(body: &Value) -> Reply {
 }
 
 pub(crate) async fn custom_request(call: &mut Call<'_>) -> Reply {
-    let Some(session) = call.state.session.as_ref() else { return Reply::default() };
+    let Some(target) = call.state.target() else { return Reply::default() };
+    let session = &*target;
     let p = &call.request.params;
     let command = p.command.clone().unwrap_or_default();
     let response = match session.client.request(&command, p.arguments.clone(), call.deadline).await

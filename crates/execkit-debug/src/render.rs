@@ -106,7 +106,7 @@ pub fn summary(session: &Session) -> Value {
             "program": session.program.as_ref().map(|p| p.display().to_string()),
             "cwd": session.cwd.display().to_string(), "pid": s.pid,
             "stop": s.stop.as_ref().map(stop_json), "exit_code": s.exit_code,
-            "parent_id": Value::Null, "child_ids": [],
+            "parent_id": session.parent_id, "child_ids": child_ids(session),
             "output_bytes": out_bytes, "output_dropped": out_dropped,
             "capabilities": caps,
             "dropped_messages": stats.dropped_bodies + stats.dropped_events,
@@ -115,6 +115,26 @@ pub fn summary(session: &Session) -> Value {
             "last_used_ms_ago": s.last_used.elapsed().as_millis() as u64,
         })
     })
+}
+
+/// The children a session's adapter asked for (a root's; a child's own children).
+fn child_ids(session: &Session) -> Vec<String> {
+    let children = session.tree.children().into_iter();
+    children.filter(|c| c.parent_id.as_deref() == Some(&session.id)).map(|c| c.id.clone()).collect()
+}
+
+/// `Session debug-1 (debugpy): stopped`; a child names its parent and process:
+/// `Session debug-2 (debugpy, child of debug-1, pid 4242): stopped`.
+pub fn session_line(session: &Session) -> String {
+    let status = session.status();
+    let origin = match &session.parent_id {
+        Some(parent) => {
+            let pid = session.with(|s| s.pid).map(|p| format!(", pid {p}")).unwrap_or_default();
+            format!(", child of {parent}{pid}")
+        }
+        None => String::new(),
+    };
+    format!("Session {} ({}{origin}): {}", session.id, session.def.name, status.as_str())
 }
 
 /// The true capability flags, plus the exception filter ids.
@@ -138,11 +158,9 @@ pub fn capability_summary(session: &Session) -> Value {
     json!({"flags": flags, "exception_filters": filters})
 }
 
-/// `Session debug-1 (debugpy): stopped`, the program, the stop, and new output.
+/// The session line, the program, the stop, and new output.
 pub fn snapshot(session: &Session, shown: &mut u64, redactor: &mut Redactor) -> Vec<String> {
-    let status = session.status();
-    let mut lines =
-        vec![format!("Session {} ({}): {}", session.id, session.def.name, status.as_str())];
+    let mut lines = vec![session_line(session)];
     if let Some(program) = &session.program {
         lines.push(format!("Program: {}", relative(&program.display().to_string(), &session.cwd)));
     }

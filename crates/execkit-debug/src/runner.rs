@@ -40,9 +40,11 @@ pub(crate) struct Waiter {
 
 /// Everything one call may change; behind one async lock, so calls are serialised.
 pub(crate) struct State {
-    pub session: Option<Session>,
+    /// The root session; its children are in its tree.
+    pub session: Option<Arc<Session>>,
     pub breakpoints: Breakpoints,
-    pub next_id: u64,
+    /// The number of the next `debug-N`, shared with the tasks that open child sessions.
+    pub ids: Arc<std::sync::atomic::AtomicU64>,
     /// The last session that ended on its own: its id and why.
     pub last_ended: Option<(String, String)>,
     pub ring: Shared<OutputRing>,
@@ -87,7 +89,7 @@ impl DebugRunner {
         let state = State {
             session: None,
             breakpoints: Breakpoints::default(),
-            next_id: 1,
+            ids: Arc::new(std::sync::atomic::AtomicU64::new(1)),
             last_ended: None,
             ring: Arc::default(),
             shown: 0,
@@ -194,10 +196,20 @@ impl DebugRunner {
     }
 }
 
-/// The common parts of every result: the session summary, notices, ignored fields.
+impl State {
+    /// The session thread-level actions go to: the one that stopped last (D14).
+    pub fn target(&self) -> Option<Arc<Session>> {
+        self.session.as_ref().map(crate::tree::target)
+    }
+}
+
+/// The common parts of every result: the summary of the session acted on, notices, ignored
+/// fields. The tree's breakpoint plan is brought up to date for children opened later.
 fn finish(call: &mut Call<'_>, mut reply: Reply) -> Reply {
-    if let Some(session) = &call.state.session {
-        reply.fields.entry("session").or_insert_with(|| render::summary(session));
+    if let Some(root) = &call.state.session {
+        root.tree.set_plan(call.state.breakpoints.plan());
+        let target = crate::tree::target(root);
+        reply.fields.entry("session").or_insert_with(|| render::summary(&target));
     }
     for notice in &call.request.notices {
         reply.lines.push(notice.clone());

@@ -1,5 +1,6 @@
-//! One live debug session: the DAP client, the state its events keep current, and the tasks
-//! that apply events and serve reverse requests as they arrive.
+//! One live debug session, root or child: the DAP client, the state its events keep current,
+//! and the tasks that apply events and serve reverse requests (`runInTerminal`,
+//! `startDebugging`) as they arrive.
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
@@ -10,8 +11,7 @@ use std::time::{Duration, SystemTime};
 use execkit_dap::adapters::AdapterDef;
 use execkit_dap::socket_dir::SocketPath;
 use execkit_dap::wire::{
-    Capabilities, KnownEvent, KnownReverseRequest, ReverseRequest, RunInTerminalArguments,
-    StoppedBody, Thread,
+    Capabilities, KnownEvent, KnownReverseRequest, RunInTerminalArguments, StoppedBody, Thread,
 };
 use execkit_dap::{Client, EventRecord, IncomingReverse, ReverseRequests};
 use execkit_process::{ProcessTree, SpawnSpec, StdinMode, Supervisor};
@@ -20,7 +20,9 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
+use crate::children::ChildOpener;
 use crate::ring::OutputRing;
+use crate::tree::Tree;
 
 /// How many recent stops and ends a session remembers for waits that started before them.
 const HALT_HISTORY: usize = 64;
@@ -84,6 +86,8 @@ pub struct SessionState {
     pub halts: VecDeque<(u64, Halt)>,
     /// Why the session ended, when it did on its own.
     pub ended: Option<String>,
+    /// The tree's stamp of this session's last stop (0: never stopped).
+    pub stop_stamp: u64,
     pub started_at: SystemTime,
     pub last_used: Instant,
 }
@@ -98,6 +102,7 @@ impl SessionState {
             threads: Vec::new(),
             halts: VecDeque::new(),
             ended: None,
+            stop_stamp: 0,
             started_at: SystemTime::now(),
             last_used: Instant::now(),
         }
@@ -106,6 +111,28 @@ impl SessionState {
     /// The first halt that arrived after `after`.
     pub fn halt_after(&self, after: u64) -> Option<(u64, Halt)> {
         self.halts.iter().find(|(arrival, _)| *arrival > after).cloned()
+    }
+
+    /// A live session whose connection is gone is dead; true when this changed it.
+    fn mark_dead(&mut self, why: impl FnOnce() -> String) -> bool {
+        if !self.status.is_live() {
+            return false;
+        }
+        self.status = Status::Dead;
+        self.ended.get_or_insert_with(why);
+        true
+    }
+
+    /// The program exited or the adapter said `terminated`: the session is over.
+    fn end(&mut self, arrival: u64, halt: Halt) {
+        self.status = Status::Terminated;
+        self.stop = None;
+        let ended = match self.exit_code {
+            Some(code) => format!("the program exited with code {code}"),
+            None => "the program terminated".to_string(),
+        };
+        self.ended.get_or_insert(ended);
+        self.record_halt(arrival, halt);
     }
 
     fn record_halt(&mut self, arrival: u64, halt: Halt) {
@@ -121,6 +148,9 @@ pub type Shared<T> = Arc<Mutex<T>>;
 /// A started session.
 pub struct Session {
     pub id: String,
+    /// The session whose adapter asked for this one (`startDebugging`); none for the root.
+    pub parent_id: Option<String>,
+    pub tree: Arc<Tree>,
     pub def: AdapterDef,
     pub adapter_path: String,
     pub client: Client,
@@ -129,7 +159,7 @@ pub struct Session {
     pub cwd: PathBuf,
     pub capabilities: Capabilities,
     pub state: Shared<SessionState>,
-    /// Bumped on every halt, so a waiter wakes.
+    /// Bumped on every halt anywhere in the tree, so a waiter wakes.
     pub halts: watch::Receiver<u64>,
     pub ring: Shared<OutputRing>,
     /// Processes started for `runInTerminal`, killed when the session ends.
@@ -143,6 +173,8 @@ pub struct Session {
 /// What a new session is made of.
 pub struct SessionParts {
     pub id: String,
+    pub parent_id: Option<String>,
+    pub tree: Arc<Tree>,
     pub def: AdapterDef,
     pub adapter_path: String,
     pub client: Client,
@@ -161,19 +193,22 @@ pub struct ReverseServer {
     pub handle: JoinHandle<()>,
 }
 
+/// What serving a session's reverse requests needs.
+pub struct ReverseContext {
+    pub supervisor: Supervisor,
+    pub env: Vec<(OsString, OsString)>,
+    pub cwd: PathBuf,
+    pub ring: Shared<OutputRing>,
+    /// The session the requests come for (its id names its output).
+    pub session: String,
+    /// Opens the children `startDebugging` asks for.
+    pub children: ChildOpener,
+}
+
 impl ReverseServer {
-    pub fn start(
-        reverse: ReverseRequests,
-        supervisor: Supervisor,
-        env: Vec<(OsString, OsString)>,
-        cwd: PathBuf,
-        ring: Shared<OutputRing>,
-        session: String,
-    ) -> ReverseServer {
+    pub fn start(reverse: ReverseRequests, ctx: ReverseContext) -> ReverseServer {
         let terminals: Shared<Vec<ProcessTree>> = Arc::default();
-        let server =
-            Terminals { supervisor, env, cwd, ring, session, terminals: terminals.clone() };
-        let handle = tokio::spawn(serve_reverse(reverse, server));
+        let handle = tokio::spawn(serve_reverse(reverse, ctx, terminals.clone()));
         ReverseServer { terminals, handle }
     }
 }
@@ -181,16 +216,18 @@ impl ReverseServer {
 impl Session {
     pub fn start(parts: SessionParts, server: ReverseServer) -> Session {
         let state = Arc::new(Mutex::new(SessionState::new()));
-        let (halt_tx, halts) = watch::channel(0u64);
+        let halts = parts.tree.subscribe();
         let pump = tokio::spawn(pump(
             parts.client.clone(),
             state.clone(),
             parts.ring.clone(),
             parts.id.clone(),
-            halt_tx,
+            parts.tree.clone(),
         ));
         Session {
             id: parts.id,
+            parent_id: parts.parent_id,
+            tree: parts.tree,
             def: parts.def,
             adapter_path: parts.adapter_path,
             client: parts.client,
@@ -219,10 +256,8 @@ impl Session {
     pub fn status(&self) -> Status {
         let closed = self.client.is_closed();
         self.with(|s| {
-            if closed && s.status.is_live() {
-                s.status = Status::Dead;
-                s.ended
-                    .get_or_insert_with(|| format!("the debug adapter {} exited", self.def.name));
+            if closed {
+                s.mark_dead(|| format!("the debug adapter {} exited", self.def.name));
             }
             s.status
         })
@@ -245,7 +280,7 @@ async fn pump(
     state: Shared<SessionState>,
     ring: Shared<OutputRing>,
     id: String,
-    halts: watch::Sender<u64>,
+    tree: Arc<Tree>,
 ) {
     loop {
         let record = match client.wait_event(|_| true, Instant::now() + PUMP_SLICE).await {
@@ -253,17 +288,17 @@ async fn pump(
             Ok(None) => continue,
             Err(err) => {
                 let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
-                if s.status.is_live() {
-                    s.status = Status::Dead;
-                    s.ended.get_or_insert_with(|| err.to_string());
+                // Only a session that was still live halts here: one that already ended
+                // (a child whose program exited) must not end a later wait again.
+                if s.mark_dead(|| err.to_string()) {
+                    s.record_halt(u64::MAX, Halt::Terminated);
                 }
-                s.record_halt(u64::MAX, Halt::Terminated);
-                halts.send_modify(|n| *n += 1);
+                tree.halted();
                 return;
             }
         };
-        if apply(&record, &state, &ring, &id) {
-            halts.send_modify(|n| *n += 1);
+        if apply(&record, &state, &ring, &id, &tree) {
+            tree.halted();
         }
     }
 }
@@ -274,6 +309,7 @@ fn apply(
     state: &Shared<SessionState>,
     ring: &Shared<OutputRing>,
     id: &str,
+    tree: &Tree,
 ) -> bool {
     let Some(event) = record.known() else { return false };
     if let KnownEvent::Output(body) = event {
@@ -291,6 +327,7 @@ fn apply(
                 thread_id: body.thread_id,
                 ..StopInfo::default()
             });
+            s.stop_stamp = tree.stamp();
             s.record_halt(record.arrival, Halt::Stopped(body.clone()));
             true
         }
@@ -301,22 +338,12 @@ fn apply(
         }
         KnownEvent::Exited(body) => {
             // The program is gone; the adapter's `terminated` follows (or, for some, not).
-            s.status = Status::Terminated;
-            s.stop = None;
-            s.ended.get_or_insert(format!("the program exited with code {}", body.exit_code));
             s.exit_code = Some(body.exit_code);
-            s.record_halt(record.arrival, Halt::Exited(body.exit_code));
+            s.end(record.arrival, Halt::Exited(body.exit_code));
             true
         }
         KnownEvent::Terminated(_) => {
-            s.status = Status::Terminated;
-            s.stop = None;
-            let ended = match s.exit_code {
-                Some(code) => format!("the program exited with code {code}"),
-                None => "the program terminated".to_string(),
-            };
-            s.ended.get_or_insert(ended);
-            s.record_halt(record.arrival, Halt::Terminated);
+            s.end(record.arrival, Halt::Terminated);
             true
         }
         KnownEvent::Process(body) => {
@@ -341,40 +368,35 @@ fn apply(
     }
 }
 
-/// What `runInTerminal` needs to start a process.
-struct Terminals {
-    supervisor: Supervisor,
-    env: Vec<(OsString, OsString)>,
-    cwd: PathBuf,
-    ring: Shared<OutputRing>,
-    session: String,
+async fn serve_reverse(
+    mut reverse: ReverseRequests,
+    ctx: ReverseContext,
     terminals: Shared<Vec<ProcessTree>>,
-}
-
-async fn serve_reverse(mut reverse: ReverseRequests, server: Terminals) {
+) {
     while let Some(incoming) = reverse.recv().await {
         let IncomingReverse { request, responder, .. } = incoming;
+        // Other commands never get here: the connection refuses them itself.
         match request {
-            ReverseRequest::Known(KnownReverseRequest::RunInTerminal(args)) => {
-                match server.run_in_terminal(&args).await {
+            KnownReverseRequest::RunInTerminal(args) => {
+                match ctx.run_in_terminal(&args, &terminals).await {
                     Ok(pid) => responder.succeed(Some(serde_json::json!({"processId": pid}))),
                     Err(message) => responder.fail(&message),
                 }
             }
-            // A child session is not opened; the adapter is told at once so it does not wait.
-            ReverseRequest::Known(KnownReverseRequest::StartDebugging(_)) => {
-                responder.fail("execkit does not open child debug sessions")
-            }
-            other => {
-                responder.fail(&format!("execkit does not support the {} request", other.command()))
+            KnownReverseRequest::StartDebugging(args) => {
+                ctx.children.start_debugging(args, responder)
             }
         }
     }
 }
 
-impl Terminals {
+impl ReverseContext {
     /// Starts the command with no terminal and stdin null; its output enters the ring.
-    async fn run_in_terminal(&self, args: &RunInTerminalArguments) -> Result<u32, String> {
+    async fn run_in_terminal(
+        &self,
+        args: &RunInTerminalArguments,
+        terminals: &Shared<Vec<ProcessTree>>,
+    ) -> Result<u32, String> {
         let Some((program, rest)) = args.args.split_first() else {
             return Err("runInTerminal request has no command".to_string());
         };
@@ -397,7 +419,7 @@ impl Terminals {
         };
         let mut child = self.supervisor.spawn(spec).await.map_err(|e| e.to_string())?;
         let pid = child.pid();
-        self.terminals.lock().unwrap_or_else(|e| e.into_inner()).push(child.tree());
+        terminals.lock().unwrap_or_else(|e| e.into_inner()).push(child.tree());
         if let Some(mut output) = child.take_output() {
             let (ring, session) = (self.ring.clone(), self.session.clone());
             tokio::spawn(async move {

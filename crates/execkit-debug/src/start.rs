@@ -12,11 +12,13 @@ use execkit_dap::{Client, ClientOptions, HandshakeRequest, StartConfig, handshak
 use execkit_process::env::EnvBuilder;
 use serde_json::{Value, json};
 
+use crate::children::Origin;
 use crate::registry::{Available, Probe, Unavailable};
 use crate::render::{self, Reply};
 use crate::ring::OutputRing;
 use crate::runner::Call;
-use crate::session::{ReverseServer, Session, SessionParts, Status, StopInfo};
+use crate::session::{Session, SessionParts, Status, StopInfo};
+use crate::tree::Tree;
 use crate::{control, nodelay};
 
 /// What the handshake starts.
@@ -285,8 +287,8 @@ pub(crate) async fn open(
     placeholders: Placeholders,
     mut env: Vec<(OsString, OsString)>,
 ) -> Reply {
-    let id = format!("debug-{}", call.state.next_id);
-    call.state.next_id += 1;
+    let tree = Arc::new(Tree::new(call.state.ids.clone(), call.state.breakpoints.plan()));
+    let id = tree.next_id();
     if let (Some(dir), Some(_)) = (&call.inner.nodelay_dir, &plan.def.available.python_module) {
         nodelay::apply(&mut env, dir);
     }
@@ -305,23 +307,35 @@ pub(crate) async fn open(
     };
     let mut options = ClientOptions::new(&plan.def.name);
     options.trace = call.inner.config.trace.clone();
+    let listen_addr = started.connection.listen_addr;
     let (client, reverse) = Client::start(started.connection, Some(started.process), options);
     let ring = Arc::new(std::sync::Mutex::new(OutputRing::default()));
     call.state.ring = ring.clone();
     call.state.shown = 0;
-    let supervisor = call.inner.deps.supervisor.clone();
-    let server =
-        ReverseServer::start(reverse, supervisor, env, plan.cwd.clone(), ring.clone(), id.clone());
-    let mut config = StartConfig::new(&plan.def.name, plan.request, plan.arguments.clone());
-    config.breakpoints = call.state.breakpoints.plan();
-    config.advertise_run_in_terminal = plan.def.quirks.advertise_run_in_terminal;
-    config.deadline = call.deadline;
-    config.stop_wait = std::time::Duration::ZERO;
-    let mut outcome = match handshake::start(&client, &config).await {
-        Ok(outcome) => outcome,
-        Err(err) => return start_failed(&client, &plan, err.to_string()).await,
+    let origin = Origin {
+        supervisor: call.inner.deps.supervisor.clone(),
+        def: plan.def.clone(),
+        adapter_path: plan.available.path.display().to_string(),
+        spawn,
+        listen_addr,
+        trace: call.inner.config.trace.clone(),
+        env,
+        cwd: plan.cwd.clone(),
+        ring: ring.clone(),
+        tree: tree.clone(),
+        terminate_debuggees: !plan.attached,
     };
-    let threads = await_first_stop(&client, call.deadline, outcome.order.launch_sent_after).await;
+    let server = Arc::new(origin).serve(reverse, &id);
+    let mut outcome = match handshake::start(&client, &start_config(call, &plan)).await {
+        Ok(outcome) => outcome,
+        Err(err) => {
+            tree.close();
+            server.handle.abort();
+            return start_failed(&client, &plan, err.to_string()).await;
+        }
+    };
+    let after = outcome.order.launch_sent_after;
+    let threads = await_first_stop(&client, &tree, call.deadline, after).await;
     outcome.first_stop = threads.1;
     for (path, results) in &outcome.breakpoints {
         call.state.breakpoints.apply_results(Path::new(path), results);
@@ -330,6 +344,8 @@ pub(crate) async fn open(
         outcome.capabilities.clone().with_aliases(&plan.def.quirks.capability_aliases);
     let parts = SessionParts {
         id,
+        parent_id: None,
+        tree,
         def: plan.def.clone(),
         adapter_path: plan.available.path.display().to_string(),
         client,
@@ -340,23 +356,38 @@ pub(crate) async fn open(
         ring,
         socket: started.socket,
     };
-    let session = Session::start(parts, server);
+    let session = Arc::new(Session::start(parts, server));
     session.with(|s| s.threads = threads.0);
     first_stop(call, &session, &plan, outcome.first_stop).await;
-    let lines = render::snapshot(&session, &mut call.state.shown, &mut call.redactor);
+    let mut lines = render::snapshot(&session, &mut call.state.shown, &mut call.redactor);
+    lines.extend(child_stopped(call, &session).await);
     let reply = Reply { lines, ..Reply::default() }
         .field("adapter", plan.def.name.clone())
-        .field("capabilities", render::capability_summary(&session));
+        .field("capabilities", render::capability_summary(&session))
+        .field("session", render::summary(&session));
     call.state.session = Some(session);
     call.state.last_ended = None;
     reply
 }
 
+/// The root's handshake: the plan's request and arguments, the breakpoint set, the call's
+/// deadline; the first stop is looked for afterwards ([`await_first_stop`]).
+fn start_config(call: &Call<'_>, plan: &Plan) -> StartConfig {
+    let mut config = StartConfig::new(&plan.def.name, plan.request, plan.arguments.clone());
+    config.breakpoints = call.state.breakpoints.plan();
+    config.advertise_run_in_terminal = plan.def.quirks.advertise_run_in_terminal;
+    config.deadline = call.deadline;
+    config.stop_wait = std::time::Duration::ZERO;
+    config
+}
+
 /// Asks for the threads, then looks for the first stop. debugpy holds its stop-on-entry
 /// `stopped` event until a client has asked for the threads, as editors do on the `thread`
-/// event; the answer also fills the thread cache.
+/// event; the answer also fills the thread cache. A child session that stops first (a
+/// subprocess at its breakpoint) ends the wait too.
 async fn await_first_stop(
     client: &Client,
+    tree: &Tree,
     deadline: tokio::time::Instant,
     after: u64,
 ) -> (Vec<execkit_dap::wire::Thread>, Option<execkit_dap::EventRecord>) {
@@ -366,8 +397,36 @@ async fn await_first_stop(
         .await
         .map(|t| t.threads)
         .unwrap_or_default();
-    let stop = client.wait_event(|r| r.arrival > after && r.is_stop_or_end(), until).await;
-    (threads, stop.ok().flatten())
+    let mut halts = tree.subscribe();
+    let child_stopped = async {
+        loop {
+            halts.borrow_and_update();
+            if tree.children().iter().any(|c| c.status() == Status::Stopped) {
+                return;
+            }
+            if halts.changed().await.is_err() {
+                return std::future::pending().await;
+            }
+        }
+    };
+    tokio::select! {
+        stop = client.wait_event(|r| r.arrival > after && r.is_stop_or_end(), until) => {
+            (threads, stop.ok().flatten())
+        }
+        () = child_stopped => (threads, None),
+    }
+}
+
+/// When a child session stopped while the root started, its snapshot follows the root's: the
+/// next thread-level action goes to it.
+async fn child_stopped(call: &mut Call<'_>, root: &Arc<Session>) -> Vec<String> {
+    let target = crate::tree::target(root);
+    if target.parent_id.is_none() || target.status() != Status::Stopped {
+        return Vec::new();
+    }
+    let thread = target.with(|s| s.stop.as_ref().and_then(|st| st.thread_id));
+    let _ = control::fetch_top_frame(&target, thread, call.deadline).await;
+    render::snapshot(&target, &mut call.state.shown, &mut call.redactor)
 }
 
 /// The start failed: the adapter is ended and the reason said; a missing debugpy module is

@@ -1,7 +1,8 @@
-//! Ending a session: each step bounded, errors collected, never fatal. `terminate` when the
-//! adapter supports it, `disconnect`, close the connection (an stdio adapter's stdin with it:
-//! debugpy exits only then), wait for the adapter, kill its process group, kill the processes
-//! started for `runInTerminal`.
+//! Ending a session tree, children newest first, then the root. For each session every step
+//! is bounded, errors are collected, none is fatal: `terminate` when the adapter supports it,
+//! `disconnect`, close the connection (an stdio adapter's stdin with it: debugpy exits only
+//! then, and an open child connection also kept it alive), wait for the adapter, kill its
+//! process group, kill the processes started for `runInTerminal`.
 
 use std::time::Duration;
 
@@ -20,10 +21,19 @@ pub struct Ended {
     pub exit_code: Option<i64>,
 }
 
-/// Runs the sequence. `terminate_debuggee` defaults to true when launched, false when
+/// Runs the sequence on the whole tree: the children newest first, then the root.
+/// `terminate_debuggee` defaults to true when the root was launched, false when it was
 /// attached (terminating an attach detaches).
-pub async fn sequence(session: &Session, terminate_debuggee: Option<bool>) -> Ended {
-    let kill_debuggee = terminate_debuggee.unwrap_or(!session.attached);
+pub async fn sequence(root: &Session, terminate_debuggee: Option<bool>) -> Ended {
+    let kill_debuggee = terminate_debuggee.unwrap_or(!root.attached);
+    for child in root.tree.close().iter().rev() {
+        one(child, kill_debuggee).await;
+    }
+    one(root, kill_debuggee).await
+}
+
+/// Ends one session of the tree.
+pub async fn one(session: &Session, kill_debuggee: bool) -> Ended {
     let client = &session.client;
     let live = session.status().is_live() && !client.is_closed();
     if live && kill_debuggee && session.capabilities.flag("supportsTerminateRequest") {

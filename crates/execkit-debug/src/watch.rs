@@ -11,7 +11,8 @@ use crate::runner::Call;
 
 /// `dataBreakpointInfo`: what `name` (in `variable_ref`, or in a frame) can be watched as.
 pub(crate) async fn data_info(call: &mut Call<'_>) -> Reply {
-    let Some(session) = call.state.session.as_ref() else { return Reply::default() };
+    let Some(target) = call.state.target() else { return Reply::default() };
+    let session = &*target;
     if let Some(refused) = inspect::gate(session, "supportsDataBreakpoints", "data breakpoints") {
         return refused;
     }
@@ -53,8 +54,8 @@ pub(crate) async fn set_or_remove(call: &mut Call<'_>) -> Reply {
             "instructionReference",
         )
     };
-    if let Some(session) = call.state.session.as_ref().filter(|s| s.status().is_live())
-        && let Some(refused) = inspect::gate(session, capability, feature)
+    if let Some(session) = call.state.target().filter(|s| s.status().is_live())
+        && let Some(refused) = inspect::gate(&session, capability, feature)
     {
         return refused;
     }
@@ -76,7 +77,7 @@ pub(crate) async fn set_or_remove(call: &mut Call<'_>) -> Reply {
     }
     let list = list.clone();
     let field = if data { "data_breakpoints" } else { "instruction_breakpoints" };
-    let Some(session) = call.state.session.as_ref().filter(|s| s.status().is_live()) else {
+    let Some(session) = call.state.target().filter(|s| s.status().is_live()) else {
         return listing(&list, key, feature, Vec::new()).field(field, list);
     };
     let args = json!({"breakpoints": list});

@@ -95,12 +95,10 @@ async fn python_script_is_debugged_with_debugpy() {
     let Some(python) = find_program(&["python3"]) else { return };
     let sup = supervisor();
     let dir = tempfile::tempdir().unwrap();
-    let (status, _) = run_tool(&sup, &python, &["-c", "import debugpy"], dir.path()).await;
-    if !status.success() {
-        skip("debugpy is not importable");
-        return;
+    if !has_debugpy() {
+        return skip("debugpy is not importable");
     }
-    let program = write(dir.path(), "calc.py", crate::debugpy::CALC);
+    let program = write(dir.path(), "calc.py", CALC_PY);
     let launched = launch_detected(&sup, &program, Some(&python), (&program, 2)).await;
     let Some((def, client, outcome)) = launched else { return };
     assert_eq!(def.name, "debugpy");
@@ -111,14 +109,14 @@ async fn python_script_is_debugged_with_debugpy() {
 async fn c_binary_is_debugged_with_lldb_dap() {
     let sup = supervisor();
     let dir = tempfile::tempdir().unwrap();
-    let Some(program) = crate::lldb::build_c(&sup, dir.path()).await else { return };
+    let Some(program) = c_program(dir.path()) else { return };
     let source = dir.path().join("calc.c");
-    let Some((def, client, outcome)) = launch_detected(&sup, &program, None, (&source, 3)).await
+    let Some((def, client, outcome)) = launch_detected(&sup, &program, None, (&source, 4)).await
     else {
         return;
     };
     assert_eq!(def.name, "lldb-dap");
-    assert_breakpoint_then_end(&client, outcome, 3).await;
+    assert_breakpoint_then_end(&client, outcome, 4).await;
 }
 
 /// A `.go` source file: dlv over tcp-dial, `mode:"debug"` (delve builds it).
@@ -129,7 +127,7 @@ async fn go_source_is_debugged_with_dlv_in_debug_mode() {
     }
     let sup = supervisor();
     let dir = tempfile::tempdir().unwrap();
-    let source = write(dir.path(), "calc.go", crate::delve::CALC_GO);
+    let source = write(dir.path(), "calc.go", CALC_GO);
     let Some((def, client, outcome)) = launch_detected(&sup, &source, None, (&source, 6)).await
     else {
         return;

@@ -3,7 +3,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use execkit_dap::wire::{
-    EvaluateResponse, KnownEvent, ReverseRequest, ScopesResponse, StackTraceResponse,
+    EvaluateResponse, KnownEvent, KnownReverseRequest, ScopesResponse, StackTraceResponse,
     VariablesResponse,
 };
 use execkit_dap::{AdapterCommand, Client, EventRecord, ReverseRequests};
@@ -11,6 +11,8 @@ use execkit_process::env::EnvBuilder;
 use execkit_process::{ExitStatus, SpawnSpec, Supervisor, SupervisorConfig};
 use serde_json::json;
 use tokio::time::Instant;
+
+pub use crate::programs::*;
 
 pub fn supervisor() -> Supervisor {
     Supervisor::start(SupervisorConfig::default()).expect("supervisor")
@@ -29,28 +31,29 @@ pub fn env() -> Vec<(OsString, OsString)> {
 /// The first of `names` found on PATH (or as an absolute path), else a skip (or a failure
 /// when adapters are required).
 pub fn find_program(names: &[&str]) -> Option<PathBuf> {
-    for name in names {
-        let candidate = Path::new(name);
-        if candidate.is_absolute() && candidate.exists() {
-            return Some(candidate.to_path_buf());
-        }
-        let path = std::env::var_os("PATH").unwrap_or_default();
-        if let Some(found) =
-            std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file())
-        {
-            return Some(found);
-        }
+    let found = names.iter().find_map(|name| on_path(name));
+    if found.is_none() {
+        skip(&format!("none of {names:?} is installed"));
     }
-    skip(&format!("none of {names:?} is installed"));
-    None
+    found
 }
 
-/// Prints why a test does not run; fails instead under `EXECKIT_DAP_REQUIRE_ADAPTERS=1`.
-pub fn skip(reason: &str) {
-    if std::env::var_os("EXECKIT_DAP_REQUIRE_ADAPTERS").is_some_and(|v| v == "1") {
-        panic!("{reason}");
+/// The C fixture built in `dir`, else a skip.
+pub fn c_program(dir: &Path) -> Option<PathBuf> {
+    let built = build_c(dir);
+    if built.is_none() {
+        skip("gcc could not build the C fixture");
     }
-    eprintln!("SKIP: {reason}");
+    built
+}
+
+/// The Go fixture built in `dir`, else a skip.
+pub fn go_program(dir: &Path) -> Option<PathBuf> {
+    let built = build_go(dir);
+    if built.is_none() {
+        skip("go could not build the Go fixture");
+    }
+    built
 }
 
 pub fn command(name: &str, program: &Path, args: &[&str], cwd: &Path) -> AdapterCommand {
@@ -94,9 +97,7 @@ pub fn serve_reverse_requests(mut reverse: ReverseRequests) {
     tokio::spawn(async move {
         while let Some(incoming) = reverse.recv().await {
             match incoming.request {
-                ReverseRequest::Known(execkit_dap::wire::KnownReverseRequest::StartDebugging(
-                    _,
-                )) => incoming.responder.succeed(None),
+                KnownReverseRequest::StartDebugging(_) => incoming.responder.succeed(None),
                 _ => incoming.responder.fail("not supported in this test"),
             }
         }

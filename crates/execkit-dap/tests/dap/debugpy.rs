@@ -1,5 +1,5 @@
 use execkit_dap::handshake::{self, HandshakeRequest, StartConfig};
-use execkit_dap::wire::{KnownReverseRequest, ModulesResponse, ReverseRequest, SourceBreakpoint};
+use execkit_dap::wire::{KnownReverseRequest, ModulesResponse, SourceBreakpoint};
 use execkit_dap::{Client, ClientOptions, transport};
 use std::time::Duration;
 
@@ -7,26 +7,12 @@ use serde_json::json;
 
 use crate::common::*;
 
-pub const CALC: &str = "\
-def add(a, b):
-    c = a + b
-    return c
-
-
-def main():
-    total = add(1, 2)
-    print(\"total\", total)
-
-
-main()
-";
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn debugpy_full_session() {
     let Some(python) = find_program(&["python3"]) else { return };
     let sup = supervisor();
     let dir = tempfile::tempdir().unwrap();
-    let program = write(dir.path(), "calc.py", CALC);
+    let program = write(dir.path(), "calc.py", CALC_PY);
     let (status, out) =
         run_tool(&sup, &python, &["-c", "import debugpy; print(debugpy.__version__)"], dir.path())
             .await;
@@ -78,23 +64,6 @@ async fn debugpy_full_session() {
     assert_eq!(client.stats().resyncs, 0);
 }
 
-const PARENT: &str = "\
-import subprocess
-import sys
-
-subprocess.run([sys.executable, \"child.py\"], check=True)
-print(\"parent done\")
-";
-
-const CHILD: &str = "\
-def work(n):
-    doubled = n * 2
-    return doubled
-
-
-print(\"child\", work(21))
-";
-
 /// A subprocess of the debuggee arrives as a `startDebugging` reverse request whose
 /// configuration says where to connect; the child session is opened there and stops at its
 /// own breakpoint.
@@ -103,13 +72,11 @@ async fn debugpy_subprocess_arrives_as_start_debugging() {
     let Some(python) = find_program(&["python3"]) else { return };
     let sup = supervisor();
     let dir = tempfile::tempdir().unwrap();
-    let (status, _) = run_tool(&sup, &python, &["-c", "import debugpy"], dir.path()).await;
-    if !status.success() {
-        skip("debugpy is not importable");
-        return;
+    if !has_debugpy() {
+        return skip("debugpy is not importable");
     }
-    let parent = write(dir.path(), "parent.py", PARENT);
-    let child_py = write(dir.path(), "child.py", CHILD);
+    let parent = write(dir.path(), "parent.py", PARENT_PY);
+    let child_py = write(dir.path(), "child.py", CHILD_PY);
     let cmd = command("debugpy", &python, &["-m", "debugpy.adapter"], dir.path());
     let (conn, process) = transport::spawn_stdio(&sup, &cmd).await.expect("start debugpy");
     let (client, mut reverse) = Client::start(conn, Some(process), ClientOptions::new("debugpy"));
@@ -125,7 +92,7 @@ async fn debugpy_subprocess_arrives_as_start_debugging() {
         .await
         .expect("startDebugging within 60 s")
         .expect("reverse request");
-    let ReverseRequest::Known(KnownReverseRequest::StartDebugging(start)) = incoming.request else {
+    let KnownReverseRequest::StartDebugging(start) = incoming.request else {
         panic!("expected startDebugging, got {:?}", incoming.request);
     };
     incoming.responder.succeed(None);
@@ -171,12 +138,10 @@ async fn debugpy_run_in_terminal_is_served_during_the_handshake() {
     let Some(python) = find_program(&["python3"]) else { return };
     let sup = std::sync::Arc::new(supervisor());
     let dir = tempfile::tempdir().unwrap();
-    let (status, _) = run_tool(&sup, &python, &["-c", "import debugpy"], dir.path()).await;
-    if !status.success() {
-        skip("debugpy is not importable");
-        return;
+    if !has_debugpy() {
+        return skip("debugpy is not importable");
     }
-    let program = write(dir.path(), "calc.py", CALC);
+    let program = write(dir.path(), "calc.py", CALC_PY);
     let cmd = command("debugpy", &python, &["-m", "debugpy.adapter"], dir.path());
     let (conn, process) = transport::spawn_stdio(&sup, &cmd).await.expect("start debugpy");
     let (client, mut reverse) = Client::start(conn, Some(process), ClientOptions::new("debugpy"));
@@ -186,8 +151,7 @@ async fn debugpy_run_in_terminal_is_served_during_the_handshake() {
         async move {
             let incoming = reverse.recv().await.expect("a reverse request");
             let arrival = incoming.arrival;
-            let ReverseRequest::Known(KnownReverseRequest::RunInTerminal(args)) = incoming.request
-            else {
+            let KnownReverseRequest::RunInTerminal(args) = incoming.request else {
                 panic!("expected runInTerminal, got {:?}", incoming.request);
             };
             let mut child = spawn_terminal_command(&sup, &args).await;

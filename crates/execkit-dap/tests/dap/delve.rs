@@ -7,34 +7,6 @@ use serde_json::json;
 
 use crate::common::*;
 
-pub const CALC_GO: &str = "\
-package main
-
-import \"fmt\"
-
-func add(a, b int) int {
-\tc := a + b
-\treturn c
-}
-
-func main() {
-\ttotal := add(1, 2)
-\tfmt.Println(\"total\", total)
-}
-";
-
-pub async fn build_go(
-    sup: &execkit_process::Supervisor,
-    dir: &std::path::Path,
-) -> Option<std::path::PathBuf> {
-    let go = find_program(&["go"])?;
-    write(dir, "calc.go", CALC_GO);
-    let args = ["build", "-gcflags=all=-N -l", "-o", "calc", "calc.go"];
-    let (status, out) = run_tool(sup, &go, &args, dir).await;
-    assert!(status.success(), "go build failed: {out}");
-    Some(dir.join("calc"))
-}
-
 pub fn dlv_config(
     program: &std::path::Path,
     dir: &std::path::Path,
@@ -56,7 +28,7 @@ async fn dlv_full_session_over_tcp_dial() {
     let Some(dlv) = find_program(&["dlv"]) else { return };
     let sup = supervisor();
     let dir = tempfile::tempdir().unwrap();
-    let Some(program) = build_go(&sup, dir.path()).await else { return };
+    let Some(program) = go_program(dir.path()) else { return };
     let (defs, _) = execkit_dap::adapters::builtin();
     let found = execkit_dap::detect::candidates(&defs, &program, dir.path()).unwrap();
     assert!(found[0].def.name == "dlv" && found[0].go_binary, "a Go binary picks dlv exec");

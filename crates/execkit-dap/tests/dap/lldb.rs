@@ -7,39 +7,12 @@ use serde_json::json;
 
 use crate::common::*;
 
-pub const CALC_C: &str = "\
-#include <stdio.h>
-int add(int a, int b) {
-    int c = a + b;
-    return c;
-}
-int main(void) {
-    int total = add(1, 2);
-    printf(\"total %d\\n\", total);
-    return 0;
-}
-";
-
-pub const LLDB_DAP: &[&str] = &["lldb-dap-19", "/usr/lib/llvm-19/bin/lldb-dap", "lldb-dap"];
-
-/// Compiles calc.c with `gcc -g -O0`; `None` (skip) without gcc.
-pub async fn build_c(
-    sup: &execkit_process::Supervisor,
-    dir: &std::path::Path,
-) -> Option<std::path::PathBuf> {
-    let gcc = find_program(&["gcc", "cc"])?;
-    write(dir, "calc.c", CALC_C);
-    let (status, out) = run_tool(sup, &gcc, &["-g", "-O0", "-o", "calc", "calc.c"], dir).await;
-    assert!(status.success(), "gcc failed: {out}");
-    Some(dir.join("calc"))
-}
-
 pub fn lldb_launch_config(program: &std::path::Path, dir: &std::path::Path) -> StartConfig {
     let args = json!({"program": program, "cwd": dir, "stopOnEntry": false});
     let mut config = StartConfig::new("lldb-dap", HandshakeRequest::Launch, args);
     let source = dir.join("calc.c").display().to_string();
     config.breakpoints.files =
-        vec![(source, vec![SourceBreakpoint { line: 3, ..Default::default() }])];
+        vec![(source, vec![SourceBreakpoint { line: 4, ..Default::default() }])];
     config.stop_wait = Duration::from_secs(30);
     config.deadline = deadline(60);
     config
@@ -52,10 +25,10 @@ pub async fn drive_lldb(client: &Client, outcome: handshake::HandshakeOutcome) {
     let (reason, thread) = stopped_thread(&stop);
     assert_eq!(reason, "breakpoint");
     let view = inspect(client, thread).await;
-    assert_eq!((view.function.as_str(), view.line), ("add", 3));
+    assert_eq!((view.function.as_str(), view.line), ("add", 4));
     assert!(has_var(&view, "a", "1") && has_var(&view, "b", "2"), "{:?}", view.variables);
     assert_eq!(evaluate(client, view.frame_id, "a*10").await, "10");
-    assert_eq!(step_over(client, thread).await, 4);
+    assert_eq!(step_over(client, thread).await, 5);
     let (code, output) = continue_to_exit(client, thread).await;
     assert_eq!(code, Some(0));
     assert!(output.contains("total 3"), "{output}");
@@ -67,7 +40,7 @@ async fn lldb_dap_full_session() {
     let Some(lldb) = find_program(LLDB_DAP) else { return };
     let sup = supervisor();
     let dir = tempfile::tempdir().unwrap();
-    let Some(program) = build_c(&sup, dir.path()).await else { return };
+    let Some(program) = c_program(dir.path()) else { return };
     let (defs, _) = execkit_dap::adapters::builtin();
     let found = execkit_dap::detect::candidates(&defs, &program, dir.path()).unwrap();
     assert_eq!(found[0].def.name, "lldb-dap", "a C ELF binary picks lldb-dap");

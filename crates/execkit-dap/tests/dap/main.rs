@@ -14,4 +14,6 @@ mod debugpy;
 mod delve;
 mod faults;
 mod lldb;
+#[path = "../support/programs.rs"]
+mod programs;
 mod transports;

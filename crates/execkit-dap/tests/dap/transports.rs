@@ -5,7 +5,7 @@ use std::time::Duration;
 use execkit_dap::{Client, ClientOptions, TransportError, handshake, transport};
 
 use crate::common::*;
-use crate::lldb::{LLDB_DAP, build_c, drive_lldb, lldb_launch_config};
+use crate::lldb::{drive_lldb, lldb_launch_config};
 
 /// lldb-dap listening on a TCP port (`--port`): connect-retry until it accepts.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -13,7 +13,7 @@ async fn lldb_dap_over_tcp() {
     let Some(lldb) = find_program(LLDB_DAP) else { return };
     let sup = supervisor();
     let dir = tempfile::tempdir().unwrap();
-    let Some(program) = build_c(&sup, dir.path()).await else { return };
+    let Some(program) = c_program(dir.path()) else { return };
     let make = |port: u16| command("lldb-dap", &lldb, &["--port", &port.to_string()], dir.path());
     let (conn, process) =
         transport::spawn_tcp(&sup, make, "127.0.0.1", deadline(20)).await.expect("connect");
@@ -32,7 +32,7 @@ async fn lldb_dap_over_unix_socket() {
     let Some(socat) = find_program(&["socat"]) else { return };
     let sup = supervisor();
     let dir = tempfile::tempdir().unwrap();
-    let Some(program) = build_c(&sup, dir.path()).await else { return };
+    let Some(program) = c_program(dir.path()) else { return };
     let base = tempfile::tempdir().unwrap();
     let socket = execkit_dap::socket_dir::SocketPath::new(base.path(), "test").unwrap();
     let make = |path: &std::path::Path| {
@@ -94,7 +94,7 @@ async fn lldb_dap_behind_a_banner_resyncs_once() {
     let Some(sh) = find_program(&["sh"]) else { return };
     let sup = supervisor();
     let dir = tempfile::tempdir().unwrap();
-    let Some(program) = build_c(&sup, dir.path()).await else { return };
+    let Some(program) = c_program(dir.path()) else { return };
     let script = format!("printf 'garbage\\n'; exec {}", lldb.display());
     let cmd = command("lldb-dap", &sh, &["-c", &script], dir.path());
     let (conn, process) = transport::spawn_stdio(&sup, &cmd).await.expect("start");
