@@ -81,7 +81,7 @@ impl ChildStack {
         Ok(stack)
     }
 
-    fn top(&mut self) -> *mut libc::c_void {
+    pub(crate) fn top(&mut self) -> *mut libc::c_void {
         // SAFETY: one past the end of the mapping, which is page-aligned (so 16-byte aligned).
         unsafe { self.base.cast::<u8>().add(self.len).cast() }
     }
@@ -248,6 +248,43 @@ pub(crate) fn spawn(stack: &mut ChildStack, launch: &mut Launch) -> io::Result<u
             Err(io::Error::from_raw_os_error(errno))
         }
     }
+}
+
+/// Runs `clone` with every signal blocked on this thread, so no handler of the parent runs in
+/// a child that shares its memory; returns what `clone` returned.
+pub(crate) fn with_signals_blocked(clone: impl FnOnce() -> libc::c_int) -> io::Result<libc::c_int> {
+    let all: u64 = !0;
+    let mut old: u64 = 0;
+    // SAFETY: rt_sigprocmask on this thread with kernel-sized (8-byte) masks; the raw call also
+    // blocks glibc's internal signals 32 and 33.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_rt_sigprocmask,
+            libc::SIG_SETMASK,
+            &all as *const u64,
+            &mut old as *mut u64,
+            8usize,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let pid = clone();
+    let clone_error = io::Error::last_os_error();
+    // SAFETY: restores this thread's mask saved above.
+    unsafe {
+        libc::syscall(
+            libc::SYS_rt_sigprocmask,
+            libc::SIG_SETMASK,
+            &old as *const u64,
+            std::ptr::null_mut::<u64>(),
+            8usize,
+        )
+    };
+    if pid < 0 {
+        return Err(clone_error);
+    }
+    Ok(pid)
 }
 
 /// Collects a child that failed before exec (it has exited: CLONE_VFORK resumed us).
