@@ -140,3 +140,52 @@ fn many_sockets_in_a_row_each_get_their_own_descriptor() {
     numbers.dedup();
     assert_eq!(numbers.len(), 200);
 }
+
+/// An unprivileged user's sockets need the held user namespace joined first: the test above,
+/// run again as `nobody` through `setpriv` when the tests run as root.
+#[test]
+#[allow(clippy::disallowed_methods)]
+fn private_sockets_work_for_an_unprivileged_user() {
+    // SAFETY: geteuid has no side effects.
+    if unsafe { libc::geteuid() } != 0 {
+        return;
+    }
+    let setpriv = std::process::Command::new("setpriv").arg("--version").output();
+    if setpriv.is_err() {
+        return println!("SKIPPED private_sockets_work_for_an_unprivileged_user: no setpriv");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("tests");
+    std::fs::copy(std::env::current_exe().unwrap(), &bin).unwrap();
+    let open = std::os::unix::fs::PermissionsExt::from_mode(0o777);
+    std::fs::set_permissions(dir.path(), open).unwrap();
+    let name =
+        "sandbox::sockets::tests::private_sockets_reach_the_confined_loopback_and_not_the_host";
+    let run = || {
+        let out = std::process::Command::new("setpriv")
+            .args(["--reuid", "65534", "--regid", "65534", "--clear-groups"])
+            .arg(&bin)
+            .args(["--exact", name, "--test-threads", "1"])
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("HOME", dir.path())
+            .env("TMPDIR", dir.path())
+            .current_dir(dir.path())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        (out.status.success(), text)
+    };
+    // A child another test forks while the copy is open for writing holds it until it execs,
+    // and exec of a file open for writing fails (ETXTBSY): that race is retried.
+    let (mut ok, mut text) = run();
+    for _ in 0..20 {
+        if !text.contains("Text file busy") {
+            break;
+        }
+        (ok, text) = run();
+    }
+    assert!(ok && text.contains("1 passed"), "{text}");
+}
