@@ -206,6 +206,49 @@ async fn attach_by_port_reaches_a_debugpy_server_a_confined_call_started() {
     kit.toolkit.close().await;
 }
 
+/// `attach` by port with `adapter: dlv` to a `dlv --headless` server an earlier confined call
+/// started: DAP straight to it, with dlv's connect defaults (`mode: remote`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attach_by_port_reaches_a_headless_dlv_a_confined_call_started() {
+    let Some(binary) = go_binary() else {
+        return skip("dlv or go is not installed, or the Go build failed");
+    };
+    let kit = confined_kit("attach-dlv", "off");
+    let port = 20_000 + (std::process::id() % 20_000) as u16 + 1;
+    let server = format!(
+        "exec dlv exec --headless --accept-multiclient --api-version=2 \
+         --listen=127.0.0.1:{port} {} > dlv.log 2>&1",
+        binary.display()
+    );
+    let job = kit.bash(json!({"command": server, "async": true})).await;
+    assert!(!job.is_error(), "{}", job.text());
+    let log = kit.work().join("dlv.log");
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !std::fs::read_to_string(&log).unwrap_or_default().contains("API server listening") {
+        assert!(std::time::Instant::now() < until, "dlv did not listen within 120 s");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let source = go_source();
+    ok(&kit, json!({"action": "set_breakpoint", "file": source, "line": 6})).await;
+    let attach = json!({"action": "attach", "port": port, "adapter": "dlv", "timeout": 120});
+    let out = ok(&kit, attach).await;
+    assert!(out.text().starts_with("Session debug-1 (dlv): "), "{}", out.text());
+    if session_field(&out, "status") != "stopped"
+        || session_field(&out, "stop")["reason"] != "breakpoint"
+    {
+        let stop = ok(&kit, json!({"action": "continue", "timeout": 120})).await;
+        assert_eq!(stop.field("stop")["line"], 6, "{}", stop.text());
+    }
+    let stack = ok(&kit, json!({"action": "stack_trace"})).await;
+    assert!(
+        stack.text().starts_with("#0 ") && stack.text().contains("add at "),
+        "{}",
+        stack.text()
+    );
+    ok(&kit, json!({"action": "terminate"})).await;
+    kit.toolkit.close().await;
+}
+
 /// `attach` by port to a host loopback listener: with network off the connection never
 /// arrives (the address is the private loopback's, where nothing listens); with network on it
 /// does. The listener speaks no DAP, so both attaches fail.

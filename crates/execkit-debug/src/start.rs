@@ -506,6 +506,7 @@ pub(crate) async fn attach(call: &mut Call<'_>) -> Reply {
     if let Some(port) = p.port {
         let host = p.host.clone().unwrap_or_else(|| "127.0.0.1".to_string());
         arguments.insert("connect".into(), json!({"host": host, "port": port}));
+        arguments.extend(def.connect_defaults.clone());
         let Ok(port) = u16::try_from(port) else {
             return Reply::error("port must be 1..65535");
         };
