@@ -202,45 +202,22 @@ struct ChildArgs<'a> {
 pub(crate) fn spawn(stack: &mut ChildStack, launch: &mut Launch) -> io::Result<u32> {
     let script_argv = launch.image.script_argv.as_mut_ptr();
     let args = ChildArgs { launch: &*launch, script_argv, errno: AtomicI32::new(NO_ERROR) };
-    let all: u64 = !0;
-    let mut old: u64 = 0;
-    // SAFETY: rt_sigprocmask on this thread with kernel-sized (8-byte) masks. The raw call
-    // also blocks glibc's internal signals 32 and 33, whose handlers must not run in the child.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_rt_sigprocmask,
-            libc::SIG_SETMASK,
-            &all as *const u64,
-            &mut old as *mut u64,
-            8usize,
-        )
-    };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
     let flags = libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD;
-    // SAFETY: `child_main` runs on `stack`, which nothing else uses while this thread is
-    // suspended (CLONE_VFORK) until the child has exec'd or exited; `args` outlives that, and
-    // the child only reads it, writes the errno atomic and the script_argv slot, and makes
-    // async-signal-safe syscalls. Without CLONE_FILES, CLONE_FS and CLONE_SIGHAND the child
-    // has its own fd table, cwd and signal handlers.
-    let pid = unsafe {
-        libc::clone(child_main, stack.top(), flags, (&args as *const ChildArgs).cast_mut().cast())
-    };
-    let clone_error = io::Error::last_os_error();
-    // SAFETY: restores this thread's mask saved above.
-    unsafe {
-        libc::syscall(
-            libc::SYS_rt_sigprocmask,
-            libc::SIG_SETMASK,
-            &old as *const u64,
-            std::ptr::null_mut::<u64>(),
-            8usize,
-        )
-    };
-    if pid < 0 {
-        return Err(clone_error);
-    }
+    let pid = with_signals_blocked(|| {
+        // SAFETY: `child_main` runs on `stack`, which nothing else uses while this thread is
+        // suspended (CLONE_VFORK) until the child has exec'd or exited; `args` outlives that,
+        // and the child only reads it, writes the errno atomic and the script_argv slot, and
+        // makes async-signal-safe syscalls. Without CLONE_FILES, CLONE_FS and CLONE_SIGHAND
+        // the child has its own fd table, cwd and signal handlers.
+        unsafe {
+            libc::clone(
+                child_main,
+                stack.top(),
+                flags,
+                (&args as *const ChildArgs).cast_mut().cast(),
+            )
+        }
+    })?;
     match args.errno.load(Ordering::Acquire) {
         NO_ERROR => Ok(pid as u32),
         errno => {
