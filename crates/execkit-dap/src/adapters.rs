@@ -131,6 +131,10 @@ pub struct AdapterDef {
     pub launch_defaults: Map<String, Value>,
     #[serde(default)]
     pub attach_defaults: Map<String, Value>,
+    /// Over `attach_defaults` when `attach` connects to a port instead of starting the adapter
+    /// (dlv's headless server wants `mode: remote`).
+    #[serde(default)]
+    pub connect_defaults: Map<String, Value>,
     #[serde(default)]
     pub available: Availability,
     pub install_hint: String,
@@ -201,6 +205,7 @@ pub fn parse_definition(name: &str, text: &str) -> Result<AdapterDef, Definition
     }
     let strings = def.command.iter().flatten().chain(&def.args);
     let defaults = def.launch_defaults.values().chain(def.attach_defaults.values());
+    let defaults = defaults.chain(def.connect_defaults.values());
     for text in strings.cloned().chain(defaults.flat_map(json_strings)) {
         check_placeholders(&text).map_err(error)?;
     }

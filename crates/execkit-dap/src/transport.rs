@@ -2,17 +2,21 @@
 //! back, a Unix socket it creates, or an address that is already listening.
 //!
 //! Every wait is a connect attempt raced against the adapter's exit and a deadline; the 50 ms
-//! between attempts is the retry cadence, never a guess at readiness. Every outgoing TCP
-//! connection, to a root adapter or to a child session, is opened by [`dial`], so what a
-//! connection may reach is decided in one place.
+//! between attempts is the retry cadence, never a guess at readiness.
+//!
+//! Every TCP socket here comes from a [`SocketFactory`]: the Supervisor's, so that with the
+//! sandbox's network off the port is reserved, the listener bound and the connection made
+//! inside the private network namespace the adapter and its debuggee live in. Every outgoing
+//! connection, to a root adapter or to a child session, is opened by [`connect_tcp`] or the
+//! same attempt inside [`spawn_tcp`]'s retry loop.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use execkit_process::Supervisor;
+use execkit_process::{SocketFactory, Supervisor};
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::net::{TcpListener, TcpStream, UnixStream};
+use tokio::net::{TcpStream, UnixStream};
 use tokio::time::Instant;
 
 use crate::error::{StderrTail, TransportError};
@@ -56,11 +60,6 @@ impl Connection {
     }
 }
 
-/// Opens a TCP connection to an adapter: the one place execkit connects out.
-pub async fn dial(addr: SocketAddr) -> std::io::Result<TcpStream> {
-    TcpStream::connect(addr).await
-}
-
 fn io_error(cmd: &AdapterCommand, what: &str) -> impl FnOnce(std::io::Error) -> TransportError {
     let (adapter, what) = (cmd.name.clone(), what.to_string());
     move |source| TransportError::Io { adapter, what, source }
@@ -84,12 +83,6 @@ pub async fn spawn_stdio(
     Ok((Connection::new(reader, writer), process))
 }
 
-/// A free loopback port: bound, then released for the adapter to listen on.
-pub fn reserve_port() -> std::io::Result<u16> {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
-    Ok(listener.local_addr()?.port())
-}
-
 /// The adapter listens: start it with `make_cmd(port)` and connect until it accepts, it
 /// exits, or `deadline` passes. For host `localhost`, attempts alternate between IPv4 and
 /// IPv6 loopback. A port taken between reservation and listen is retried once with another.
@@ -99,13 +92,14 @@ pub async fn spawn_tcp(
     host: &str,
     deadline: Instant,
 ) -> Result<(Connection, AdapterProcess), TransportError> {
+    let sockets = supervisor.sandbox().sockets();
     let mut retried = false;
     loop {
-        let port = reserve_port().map_err(io_error(&make_cmd(0), "reserving a port"))?;
+        let port = sockets.reserve_port().map_err(io_error(&make_cmd(0), "reserving a port"))?;
         let cmd = make_cmd(port);
         let process = AdapterProcess::spawn(supervisor, &cmd, Vec::new()).await?;
         let addrs = loopback_addrs(host, port);
-        match connect_while_alive(&cmd.name, &addrs, &process, deadline).await {
+        match connect_while_alive(&sockets, &cmd.name, &addrs, &process, deadline).await {
             Err(TransportError::ExitedBeforeConnect { stderr, .. })
                 if !retried && port_was_taken(&stderr.0) =>
             {
@@ -115,10 +109,7 @@ pub async fn spawn_tcp(
                 process.kill(Duration::from_secs(2)).await;
                 return Err(err);
             }
-            Ok(stream) => {
-                let listen_addr = stream.peer_addr().ok();
-                return Ok((Connection::tcp(stream, listen_addr), process));
-            }
+            Ok(connection) => return Ok((connection, process)),
         }
     }
 }
@@ -141,16 +132,19 @@ fn loopback_addrs(host: &str, port: u16) -> Vec<SocketAddr> {
 }
 
 async fn connect_while_alive(
+    sockets: &SocketFactory,
     name: &str,
     addrs: &[SocketAddr],
     process: &AdapterProcess,
     deadline: Instant,
-) -> Result<TcpStream, TransportError> {
+) -> Result<Connection, TransportError> {
     let started = Instant::now();
     for attempt in 0usize.. {
         let addr = addrs[attempt % addrs.len()];
-        if let Ok(Ok(stream)) = tokio::time::timeout_at(deadline, dial(addr)).await {
-            return Ok(stream);
+        match connect_attempt(sockets, name, addr, deadline).await {
+            Attempt::Connected(connection) => return Ok(connection),
+            Attempt::NoSocket(err) => return Err(err),
+            Attempt::Failed(_) => {}
         }
         let pause = (Instant::now() + RETRY_INTERVAL).min(deadline);
         if let Some(status) = process.wait_exit(pause).await {
@@ -186,7 +180,7 @@ pub async fn spawn_tcp_dial(
     make_cmd: impl FnOnce(SocketAddr) -> AdapterCommand,
     deadline: Instant,
 ) -> Result<(Connection, AdapterProcess), TransportError> {
-    let listener = TcpListener::bind("127.0.0.1:0").await;
+    let listener = supervisor.sandbox().sockets().listen(([127, 0, 0, 1], 0).into());
     let listener = listener.map_err(|source| TransportError::Io {
         adapter: "(tcp-dial)".into(),
         what: "listening on 127.0.0.1".into(),
@@ -262,21 +256,49 @@ fn is_socket(path: &Path) -> bool {
 }
 
 /// Connects to an adapter that is already listening (`debugpy.listen()`, `dlv --headless`, a
-/// child session's address).
+/// child session's `connect` address): one attempt under `deadline`, with a socket from
+/// `sockets` (the Supervisor's `sandbox().sockets()`, so that it reaches the network the
+/// confined adapters live in). Every TCP connection to an adapter goes through here.
 pub async fn connect_tcp(
+    sockets: &SocketFactory,
     name: &str,
     addr: SocketAddr,
     deadline: Instant,
 ) -> Result<Connection, TransportError> {
+    match connect_attempt(sockets, name, addr, deadline).await {
+        Attempt::Connected(connection) => Ok(connection),
+        Attempt::NoSocket(err) | Attempt::Failed(err) => Err(err),
+    }
+}
+
+/// How one connection attempt ended. A socket that cannot be made (the sandbox's namespace
+/// unusable) is not worth another attempt; a refused connection may be.
+enum Attempt {
+    Connected(Connection),
+    NoSocket(TransportError),
+    Failed(TransportError),
+}
+
+async fn connect_attempt(
+    sockets: &SocketFactory,
+    name: &str,
+    addr: SocketAddr,
+    deadline: Instant,
+) -> Attempt {
     let started = Instant::now();
-    match tokio::time::timeout_at(deadline, dial(addr)).await {
-        Ok(Ok(stream)) => Ok(Connection::tcp(stream, Some(addr))),
-        Ok(Err(source)) => Err(TransportError::Io {
-            adapter: name.to_string(),
-            what: format!("connecting to {addr}"),
-            source,
-        }),
-        Err(_) => Err(TransportError::ConnectTimeout {
+    let io = |source| TransportError::Io {
+        adapter: name.to_string(),
+        what: format!("connecting to {addr}"),
+        source,
+    };
+    let socket = match sockets.tcp_socket(&addr) {
+        Ok(socket) => socket,
+        Err(source) => return Attempt::NoSocket(io(source)),
+    };
+    match tokio::time::timeout_at(deadline, socket.connect(addr)).await {
+        Ok(Ok(stream)) => Attempt::Connected(Connection::tcp(stream, Some(addr))),
+        Ok(Err(source)) => Attempt::Failed(io(source)),
+        Err(_) => Attempt::Failed(TransportError::ConnectTimeout {
             adapter: name.to_string(),
             addr: addr.to_string(),
             ms: (Instant::now() - started).as_millis(),

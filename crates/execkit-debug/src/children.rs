@@ -158,7 +158,8 @@ impl ChildOpener {
             None => o.listen_addr,
         };
         if let Some(addr) = addr {
-            let connection = transport::connect_tcp(name, addr, deadline).await;
+            let sockets = o.supervisor.sandbox().sockets();
+            let connection = transport::connect_tcp(&sockets, name, addr, deadline).await;
             return connection.map(|c| (c, None, None)).map_err(|e| e.to_string());
         }
         let spawn = AdapterSpawn { deadline, session: id.to_string(), ..o.spawn.clone() };

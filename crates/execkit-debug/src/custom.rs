@@ -30,6 +30,7 @@ const KNOWN_KEYS: &[&str] = &[
     "env_format",
     "launch_defaults",
     "attach_defaults",
+    "connect_defaults",
     "available",
     "install_hint",
     "quirks",

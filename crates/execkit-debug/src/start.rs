@@ -2,12 +2,15 @@
 //! handshake with the breakpoint set, and open the session on the first stop.
 
 use std::ffi::OsString;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use execkit_dap::adapters::AdapterDef;
 use execkit_dap::detect::{self, DetectError};
 use execkit_dap::launch::{self, AdapterSpawn, LaunchInput, Placeholders};
+use execkit_dap::socket_dir::SocketPath;
+use execkit_dap::{AdapterProcess, Connection, transport};
 use execkit_dap::{Client, ClientOptions, HandshakeRequest, StartConfig, handshake};
 use execkit_process::env::EnvBuilder;
 use serde_json::{Value, json};
@@ -31,6 +34,9 @@ pub(crate) struct Plan {
     pub cwd: PathBuf,
     pub stop_on_entry: bool,
     pub attached: bool,
+    /// `attach` by port: the address of an adapter that is already listening, connected to
+    /// directly instead of starting one.
+    pub connect: Option<SocketAddr>,
 }
 
 /// A live root refuses a second start; an ended one is disposed of first.
@@ -158,6 +164,7 @@ pub(crate) async fn launch(call: &mut Call<'_>) -> Reply {
         cwd,
         stop_on_entry,
         attached: false,
+        connect: None,
     };
     let mut reply = open(call, plan, placeholders, env).await;
     reply.lines.extend(config.into_iter().flat_map(|c| c.notes));
@@ -300,15 +307,14 @@ pub(crate) async fn open(
         deadline: call.deadline,
         session: id.clone(),
     };
-    let started = match launch::spawn_adapter(&call.inner.deps.supervisor, &plan.def, &spawn).await
-    {
+    let started = match start_adapter(call, &plan, &spawn).await {
         Ok(started) => started,
         Err(err) => return Reply::error(err.to_string()),
     };
     let mut options = ClientOptions::new(&plan.def.name);
     options.trace = call.inner.config.trace.clone();
     let listen_addr = started.connection.listen_addr;
-    let (client, reverse) = Client::start(started.connection, Some(started.process), options);
+    let (client, reverse) = Client::start(started.connection, started.process, options);
     let ring = Arc::new(std::sync::Mutex::new(OutputRing::default()));
     call.state.ring = ring.clone();
     call.state.shown = 0;
@@ -379,6 +385,36 @@ fn start_config(call: &Call<'_>, plan: &Plan) -> StartConfig {
     config.deadline = call.deadline;
     config.stop_wait = std::time::Duration::ZERO;
     config
+}
+
+/// A connection to the adapter and what to dispose of with the session.
+struct Started {
+    connection: Connection,
+    /// The adapter process, when this session started one.
+    process: Option<AdapterProcess>,
+    socket: Option<SocketPath>,
+}
+
+/// Connects to the plan's address (with a socket in the sandbox's network, so a server a
+/// confined call started is reachable), or starts the adapter over its transport.
+async fn start_adapter(
+    call: &Call<'_>,
+    plan: &Plan,
+    spawn: &AdapterSpawn,
+) -> Result<Started, execkit_dap::TransportError> {
+    let supervisor = &call.inner.deps.supervisor;
+    if let Some(addr) = plan.connect {
+        let sockets = supervisor.sandbox().sockets();
+        let connection =
+            transport::connect_tcp(&sockets, &plan.def.name, addr, call.deadline).await?;
+        return Ok(Started { connection, process: None, socket: None });
+    }
+    let started = launch::spawn_adapter(supervisor, &plan.def, spawn).await?;
+    Ok(Started {
+        connection: started.connection,
+        process: Some(started.process),
+        socket: started.socket,
+    })
 }
 
 /// Asks for the threads, then looks for the first stop. debugpy holds its stop-on-entry
@@ -523,9 +559,18 @@ pub(crate) async fn attach(call: &mut Call<'_>) -> Reply {
         arguments.insert("pid".into(), json!(pid));
         arguments.insert("processId".into(), json!(pid));
     }
+    let mut connect = None;
     if let Some(port) = p.port {
         let host = p.host.clone().unwrap_or_else(|| "127.0.0.1".to_string());
         arguments.insert("connect".into(), json!({"host": host, "port": port}));
+        arguments.extend(def.connect_defaults.clone());
+        let Ok(port) = u16::try_from(port) else {
+            return Reply::error("port must be 1..65535");
+        };
+        match resolve_address(&host, port).await {
+            Ok(addr) => connect = Some(addr),
+            Err(text) => return Reply::error(text),
+        }
     }
     let input = LaunchInput { cwd: cwd.clone(), ..LaunchInput::default() };
     let placeholders = placeholders(call, &available, &input);
@@ -539,8 +584,17 @@ pub(crate) async fn attach(call: &mut Call<'_>) -> Reply {
         cwd,
         stop_on_entry: false,
         attached: true,
+        connect,
     };
     open(call, plan, placeholders, env).await
+}
+
+/// The first address of `host:port` (a literal address, or a name such as `localhost`).
+async fn resolve_address(host: &str, port: u16) -> Result<SocketAddr, String> {
+    let failed = |why: String| format!("Attach failed: cannot resolve {host}: {why}");
+    let mut found =
+        tokio::net::lookup_host((host, port)).await.map_err(|e| failed(e.to_string()))?;
+    found.next().ok_or_else(|| failed("no address".to_string()))
 }
 
 /// The adapter for a running process, from its executable: python → debugpy, a Go binary →

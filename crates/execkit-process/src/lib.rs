@@ -49,7 +49,7 @@ mod watchdog;
 pub use confine::Confinement;
 pub use execkit_sandbox as policy;
 pub use pty::{PtyHandle, PtySize, PtyUnavailable, TermMode};
-pub use sandbox::Sandbox;
+pub use sandbox::{Sandbox, SocketFactory};
 pub use search_path::find_on_path;
 pub use spawn::{
     Child, ExitStatus, OutputPipe, SpawnError, SpawnSpec, StdinMode, StdinPipe, signal_name,

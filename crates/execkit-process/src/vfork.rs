@@ -81,7 +81,7 @@ impl ChildStack {
         Ok(stack)
     }
 
-    fn top(&mut self) -> *mut libc::c_void {
+    pub(crate) fn top(&mut self) -> *mut libc::c_void {
         // SAFETY: one past the end of the mapping, which is page-aligned (so 16-byte aligned).
         unsafe { self.base.cast::<u8>().add(self.len).cast() }
     }
@@ -202,10 +202,38 @@ struct ChildArgs<'a> {
 pub(crate) fn spawn(stack: &mut ChildStack, launch: &mut Launch) -> io::Result<u32> {
     let script_argv = launch.image.script_argv.as_mut_ptr();
     let args = ChildArgs { launch: &*launch, script_argv, errno: AtomicI32::new(NO_ERROR) };
+    let flags = libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD;
+    let pid = with_signals_blocked(|| {
+        // SAFETY: `child_main` runs on `stack`, which nothing else uses while this thread is
+        // suspended (CLONE_VFORK) until the child has exec'd or exited; `args` outlives that,
+        // and the child only reads it, writes the errno atomic and the script_argv slot, and
+        // makes async-signal-safe syscalls. Without CLONE_FILES, CLONE_FS and CLONE_SIGHAND
+        // the child has its own fd table, cwd and signal handlers.
+        unsafe {
+            libc::clone(
+                child_main,
+                stack.top(),
+                flags,
+                (&args as *const ChildArgs).cast_mut().cast(),
+            )
+        }
+    })?;
+    match args.errno.load(Ordering::Acquire) {
+        NO_ERROR => Ok(pid as u32),
+        errno => {
+            reap(pid);
+            Err(io::Error::from_raw_os_error(errno))
+        }
+    }
+}
+
+/// Runs `clone` with every signal blocked on this thread, so no handler of the parent runs in
+/// a child that shares its memory; returns what `clone` returned.
+pub(crate) fn with_signals_blocked(clone: impl FnOnce() -> libc::c_int) -> io::Result<libc::c_int> {
     let all: u64 = !0;
     let mut old: u64 = 0;
-    // SAFETY: rt_sigprocmask on this thread with kernel-sized (8-byte) masks. The raw call
-    // also blocks glibc's internal signals 32 and 33, whose handlers must not run in the child.
+    // SAFETY: rt_sigprocmask on this thread with kernel-sized (8-byte) masks; the raw call also
+    // blocks glibc's internal signals 32 and 33.
     let rc = unsafe {
         libc::syscall(
             libc::SYS_rt_sigprocmask,
@@ -218,15 +246,7 @@ pub(crate) fn spawn(stack: &mut ChildStack, launch: &mut Launch) -> io::Result<u
     if rc != 0 {
         return Err(io::Error::last_os_error());
     }
-    let flags = libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD;
-    // SAFETY: `child_main` runs on `stack`, which nothing else uses while this thread is
-    // suspended (CLONE_VFORK) until the child has exec'd or exited; `args` outlives that, and
-    // the child only reads it, writes the errno atomic and the script_argv slot, and makes
-    // async-signal-safe syscalls. Without CLONE_FILES, CLONE_FS and CLONE_SIGHAND the child
-    // has its own fd table, cwd and signal handlers.
-    let pid = unsafe {
-        libc::clone(child_main, stack.top(), flags, (&args as *const ChildArgs).cast_mut().cast())
-    };
+    let pid = clone();
     let clone_error = io::Error::last_os_error();
     // SAFETY: restores this thread's mask saved above.
     unsafe {
@@ -241,13 +261,7 @@ pub(crate) fn spawn(stack: &mut ChildStack, launch: &mut Launch) -> io::Result<u
     if pid < 0 {
         return Err(clone_error);
     }
-    match args.errno.load(Ordering::Acquire) {
-        NO_ERROR => Ok(pid as u32),
-        errno => {
-            reap(pid);
-            Err(io::Error::from_raw_os_error(errno))
-        }
-    }
+    Ok(pid)
 }
 
 /// Collects a child that failed before exec (it has exited: CLONE_VFORK resumed us).

@@ -99,9 +99,14 @@ async fn debugpy_subprocess_arrives_as_start_debugging() {
     assert_eq!(start.request, "attach");
     let connect = &start.configuration["connect"];
     let addr = format!("{}:{}", connect["host"].as_str().unwrap(), connect["port"]);
-    let conn = transport::connect_tcp("debugpy", addr.parse().unwrap(), deadline(20))
-        .await
-        .expect("connect to the child");
+    let conn = transport::connect_tcp(
+        &sup.sandbox().sockets(),
+        "debugpy",
+        addr.parse().unwrap(),
+        deadline(20),
+    )
+    .await
+    .expect("connect to the child");
     let (child, child_reverse) = Client::start(conn, None, ClientOptions::new("debugpy"));
     serve_reverse_requests(child_reverse);
     let mut child_config = StartConfig::new(

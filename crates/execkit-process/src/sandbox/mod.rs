@@ -12,6 +12,9 @@ mod filter;
 mod mounts;
 mod namespaces;
 mod ruleset;
+mod sockets;
+
+pub use sockets::SocketFactory;
 
 use std::ffi::{OsStr, OsString};
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -79,6 +82,12 @@ impl Sandbox {
 
     pub fn enforcement(&self) -> &Enforcement {
         &self.enforcement
+    }
+
+    /// Makes the TCP sockets execkit itself uses to reach its confined processes: inside the
+    /// private network namespace when there is one, plain host sockets otherwise.
+    pub fn sockets(&self) -> SocketFactory {
+        SocketFactory::for_enforcer(self.enforcer.as_ref())
     }
 
     /// Why the private namespaces are missing, when they are.
