@@ -128,6 +128,8 @@ pub struct Session {
     pub program: Option<PathBuf>,
     pub cwd: PathBuf,
     pub capabilities: Capabilities,
+    /// The capabilities as results show them, rendered once.
+    pub capability_summary: Value,
     pub state: Shared<SessionState>,
     /// Bumped on every halt, so a waiter wakes.
     pub halts: watch::Receiver<u64>,
@@ -197,6 +199,7 @@ impl Session {
             attached: parts.attached,
             program: parts.program,
             cwd: parts.cwd,
+            capability_summary: crate::render::capability_summary(&parts.capabilities),
             capabilities: parts.capabilities,
             state,
             halts,

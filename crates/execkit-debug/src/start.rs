@@ -346,7 +346,7 @@ pub(crate) async fn open(
     let lines = render::snapshot(&session, &mut call.state.shown, &mut call.redactor);
     let reply = Reply { lines, ..Reply::default() }
         .field("adapter", plan.def.name.clone())
-        .field("capabilities", render::capability_summary(&session));
+        .field("capabilities", session.capability_summary.clone());
     call.state.session = Some(session);
     call.state.last_ended = None;
     reply
