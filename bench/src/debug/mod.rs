@@ -6,7 +6,8 @@
 //! the baseline of the "15× faster than stock debugpy" claim.
 //!
 //! `EXECKIT_BENCH_DEBUG_ADAPTERS=debugpy,dlv` picks adapters; `EXECKIT_BENCH_DEBUG_LAUNCHES`
-//! and `EXECKIT_BENCH_DEBUG_STEPS` change the counts (20 and 200).
+//! `EXECKIT_BENCH_DEBUG_STEPS` and `EXECKIT_BENCH_DEBUG_SESSIONS` change the counts (20 launches,
+//! 200 steps spread over 4 sessions per contender).
 
 mod programs;
 mod raw;
@@ -193,11 +194,41 @@ async fn launch_samples(
     Ok(samples)
 }
 
-/// Every contender stopped at the breakpoint, then one step each per round.
+/// Steps in several fresh sessions per contender: an adapter's step time can differ by
+/// several times from one session to the next (lldb-dap 19 on a loaded machine), so one
+/// session per side would compare two draws of that, not the drivers.
 async fn step_samples(
     case: &Case,
     contenders: &[Contender],
     steps: usize,
+) -> Result<Vec<Vec<Duration>>, String> {
+    let sessions = count("EXECKIT_BENCH_DEBUG_SESSIONS", 4).min(steps);
+    let mut samples = vec![Vec::with_capacity(steps); contenders.len()];
+    let mut medians = vec![Vec::new(); contenders.len()];
+    for session in 0..sessions {
+        let share = steps / sessions + usize::from(session < steps % sessions);
+        let taken = steps_in_one_session(case, contenders, share, session == 0).await?;
+        for (at, mut taken) in taken.into_iter().enumerate() {
+            medians[at].push(format!("{:.2}", ms(summarize(taken.clone()).median)));
+            samples[at].append(&mut taken);
+        }
+    }
+    if sessions > 1 {
+        println!(
+            "  per-session step medians, ms: {}",
+            medians.iter().map(|m| m.join(" ")).collect::<Vec<_>>().join(" | ")
+        );
+    }
+    Ok(samples)
+}
+
+/// Every contender stopped at the breakpoint, then one step each per round, the first in turn;
+/// `with_floor`: then the tool's per-call floor on its stopped session.
+async fn steps_in_one_session(
+    case: &Case,
+    contenders: &[Contender],
+    steps: usize,
+    with_floor: bool,
 ) -> Result<Vec<Vec<Duration>>, String> {
     let mut sessions = Vec::new();
     for contender in contenders {
@@ -207,18 +238,47 @@ async fn step_samples(
     }
     let mut samples = vec![Vec::with_capacity(steps); sessions.len()];
     for round in 0..WARMUP_STEPS + steps {
-        for (at, session) in sessions.iter_mut().enumerate() {
+        for k in 0..sessions.len() {
+            let at = (round + k) % sessions.len();
             let started = Instant::now();
-            session.step().await?;
+            sessions[at].step().await?;
             if round >= WARMUP_STEPS {
                 samples[at].push(started.elapsed());
             }
         }
     }
+    if with_floor {
+        floor(&sessions).await?;
+    }
     for session in sessions {
         session.close(case).await;
     }
     Ok(samples)
+}
+
+/// The tool's fixed cost per call, on its stopped session: what a step adds to the wire time.
+async fn floor(sessions: &[Stopped<'_>]) -> Result<(), String> {
+    let Some(tool) = sessions.iter().find_map(|s| match s {
+        Stopped::Tool(tool) => Some(tool),
+        _ => None,
+    }) else {
+        return Ok(());
+    };
+    let mut samples = Vec::new();
+    for round in 0..WARMUP_STEPS + 100 {
+        let started = Instant::now();
+        tool.floor_call().await?;
+        if round >= WARMUP_STEPS {
+            samples.push(started.elapsed());
+        }
+    }
+    let s = summarize(samples);
+    println!(
+        "  execkit call that sends the adapter nothing (output), 100 calls: median {:.3} ms, p90 {:.3} ms",
+        ms(s.median),
+        ms(s.p90)
+    );
+    Ok(())
 }
 
 /// One row per contender (median, p90, p99, ratio to the first); returns the medians in ms.

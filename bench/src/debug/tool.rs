@@ -69,6 +69,12 @@ impl Tool {
         }
     }
 
+    /// A call that sends the adapter nothing (`output` with no new output): the tool's own
+    /// fixed cost per result, parsing to rendering.
+    pub async fn floor_call(&self) -> Result<(), String> {
+        self.call(json!({"action": "output"})).await.map(drop)
+    }
+
     pub async fn terminate(&self) {
         let _ = self.call(json!({"action": "terminate"})).await;
     }
