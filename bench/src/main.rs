@@ -3,13 +3,13 @@
 //!
 //! `cargo run --release -p execkit-bench -- [all|bash-overhead|sink|flood-rss|spawn|input-wait|
 //! ssh|oneshot-bash|oneshot-eval|mcp-first-eval|mcp-warm-eval|mcp-bash|sandbox|
-//! debug-step|js]`
+//! debug|js]`
 
 // Benchmarks print their results, start their baselines with `std::process::Command`, and read
 // `EXECKIT_BENCH_*` variables directly.
 #![allow(clippy::print_stdout, clippy::disallowed_methods)]
 
-mod debug_step;
+mod debug;
 mod input_wait;
 mod js;
 mod mcp;
@@ -69,8 +69,8 @@ fn main() {
     if run_all || which == "sandbox" {
         runtime.block_on(sandbox::overhead());
     }
-    if run_all || which == "debug-step" {
-        runtime.block_on(debug_step::debugpy_step());
+    if run_all || which == "debug" || which == "debug-step" {
+        runtime.block_on(debug::run());
     }
     if run_all || which == "js" {
         js::kernel_vs_node();
@@ -88,6 +88,7 @@ fn main() {
         "mcp-warm-eval",
         "mcp-bash",
         "sandbox",
+        "debug",
         "debug-step",
         "js",
     ];

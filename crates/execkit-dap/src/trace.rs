@@ -1,6 +1,6 @@
 //! `EXECKIT_DAP_TRACE=<file>`: every message in both directions appended as NDJSON with its
-//! arrival number and a timestamp. Off by default; a trace that cannot be written is dropped
-//! rather than failing the session.
+//! arrival number and a timestamp (milliseconds and microseconds since the epoch). Off by
+//! default; a trace that cannot be written is dropped rather than failing the session.
 
 use std::io::Write;
 use std::path::Path;
@@ -37,9 +37,12 @@ impl Trace {
     }
 
     fn write(&mut self, dir: &str, arrival: u64, message: Value) {
-        let ts_ms = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis());
-        let line =
-            serde_json::json!({"dir": dir, "arrival": arrival, "ts_ms": ts_ms, "message": message});
+        // Microseconds as well: a step round trip is a few milliseconds, so the gaps between
+        // messages that profiling looks at are below `ts_ms`'s resolution.
+        let since_epoch = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+        let (ts_ms, ts_us) = (since_epoch.as_millis(), since_epoch.as_micros());
+        let line = serde_json::json!({"dir": dir, "arrival": arrival, "ts_ms": ts_ms,
+            "ts_us": ts_us, "message": message});
         let _ = writeln!(self.file, "{line}");
     }
 }

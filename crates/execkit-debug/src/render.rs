@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::time::UNIX_EPOCH;
 
+use execkit_dap::wire::Capabilities;
 use execkit_protocol::{Content, ToolResult};
 use serde_json::{Map, Value, json};
 
@@ -96,7 +97,7 @@ pub fn summary(session: &Session) -> Value {
         (ring.bytes_total, ring.bytes_dropped)
     };
     let stats = session.client.stats();
-    let caps = capability_summary(session);
+    let caps = session.capability_summary.clone();
     session.with(|s| {
         json!({
             "id": session.id, "adapter": session.def.name, "adapter_path": session.adapter_path,
@@ -137,9 +138,10 @@ pub fn session_line(session: &Session) -> String {
     format!("Session {} ({}{origin}): {}", session.id, session.def.name, status.as_str())
 }
 
-/// The true capability flags, plus the exception filter ids.
-pub fn capability_summary(session: &Session) -> Value {
-    let caps = serde_json::to_value(&session.capabilities).unwrap_or(Value::Null);
+/// The true capability flags, plus the exception filter ids. Computed once per session
+/// ([`Session::capability_summary`]): every result's session summary carries it.
+pub fn capability_summary(capabilities: &Capabilities) -> Value {
+    let caps = serde_json::to_value(capabilities).unwrap_or(Value::Null);
     let mut flags: Vec<String> = caps
         .as_object()
         .into_iter()
@@ -148,8 +150,7 @@ pub fn capability_summary(session: &Session) -> Value {
         .map(|(k, _)| k.clone())
         .collect();
     flags.sort();
-    let filters: Vec<String> = session
-        .capabilities
+    let filters: Vec<String> = capabilities
         .exception_breakpoint_filters
         .iter()
         .flatten()

@@ -158,6 +158,8 @@ pub struct Session {
     pub program: Option<PathBuf>,
     pub cwd: PathBuf,
     pub capabilities: Capabilities,
+    /// The capabilities as results show them, rendered once.
+    pub capability_summary: Value,
     pub state: Shared<SessionState>,
     /// Bumped on every halt anywhere in the tree, so a waiter wakes.
     pub halts: watch::Receiver<u64>,
@@ -234,6 +236,7 @@ impl Session {
             attached: parts.attached,
             program: parts.program,
             cwd: parts.cwd,
+            capability_summary: crate::render::capability_summary(&parts.capabilities),
             capabilities: parts.capabilities,
             state,
             halts,

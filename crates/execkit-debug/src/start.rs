@@ -369,7 +369,7 @@ pub(crate) async fn open(
     lines.extend(child_stopped(call, &session).await);
     let reply = Reply { lines, ..Reply::default() }
         .field("adapter", plan.def.name.clone())
-        .field("capabilities", render::capability_summary(&session))
+        .field("capabilities", session.capability_summary.clone())
         .field("session", render::summary(&session));
     call.state.session = Some(session);
     call.state.last_ended = None;
