@@ -76,7 +76,10 @@ def _close_protocol_fds_in_child():
 os.register_at_fork(after_in_child=_close_protocol_fds_in_child)
 
 MAIN_THREAD = threading.get_ident()
-_evt_lock = threading.Lock()
+# Reentrant: a user's signal handler runs on the main thread, possibly while that thread is in
+# the middle of writing a frame; the handler's own frames then queue behind the one being written.
+_evt_lock = threading.RLock()
+_writer = {"busy": False, "again": False}
 # Frames whose delivery may wait for the next frame (started, result, error): one write per
 # cell instead of three halves a trivial cell's round trip. Order is kept: every write
 # flushes what is pending first.
@@ -127,23 +130,60 @@ def emit(frame, defer=False):
 
 def _write_frame(data, defer):
     with _evt_lock:
-        if defer:
+        if defer or _writer["busy"]:
             _pending.append(data)
+            _writer["again"] = _writer["again"] or not defer
             return
+        _writer["busy"] = True
+        try:
+            raised = _write_pending(data)
+        finally:
+            _writer["busy"] = False
+    if raised is not None:
+        _handler_raised(raised)
+
+
+def _write_pending(data):
+    """Writes the pending frames and ``data``, then whatever a signal handler queued meanwhile.
+    An exception a handler raised inside a write is held until every frame is whole (half a
+    frame would corrupt the channel) and returned."""
+    raised = None
+    while True:
         if _pending:
             data = b"".join(_pending) + data
             del _pending[:]
-        view = memoryview(data)
-        while view:
-            try:
-                n = os.write(EVT.fd, view)
-            except InterruptedError:
-                continue
-            except OSError:
-                if EVT.repair():
-                    continue  # user code closed our number; the backup put it back
-                os._exit(0)  # the host is gone
-            view = view[n:]
+        raised = _write_all(data) or raised
+        if not _writer["again"]:
+            return raised
+        _writer["again"] = False
+        data = b""
+
+
+def _write_all(data):
+    raised = None
+    view = memoryview(data)
+    while view:
+        try:
+            n = os.write(EVT.fd, view)
+        except InterruptedError:
+            continue
+        except OSError:
+            if EVT.repair():
+                continue  # user code closed our number; the backup put it back
+            os._exit(0)  # the host is gone
+        except BaseException as exc:  # noqa: BLE001 - a signal handler's; see _write_pending
+            raised = raised or exc
+            continue
+        view = view[n:]
+    return raised
+
+
+def _handler_raised(exc):
+    """An exception a user's signal handler raised inside a frame write: raised on into the
+    cell once the frame is whole, as plain Python would."""
+    if state.running:
+        raise exc
+    between_cells("[a signal handler raised %s outside a cell: %s]\n" % (type(exc).__name__, exc))
 
 
 class State:
@@ -171,12 +211,17 @@ def forward(name, text):
         return
     cid = state.cell_id
     if cid is None:
-        state.between.append(text)
-        state.between_len += len(text)
-        while state.between_len > BETWEEN_CELLS_MAX and len(state.between) > 1:
-            state.between_len -= len(state.between.pop(0))
+        between_cells(text)
         return
     emit({"type": "stream", "id": cid, "name": name, "text": text})
+
+
+def between_cells(text):
+    """Keeps output written while no cell runs (the newest part) for the next cell."""
+    state.between.append(text)
+    state.between_len += len(text)
+    while state.between_len > BETWEEN_CELLS_MAX and len(state.between) > 1:
+        state.between_len -= len(state.between.pop(0))
 
 
 class StdinNotAvailable(EOFError):
@@ -505,6 +550,7 @@ def execute(kernel, cmd):
         # interrupts it like the cell body, and the namespace is kept.
         state.running = True
         try:
+            kernel.signals.deliver()
             has_value, value = kernel.run_source(code, "<cell-%d>" % count)
             if has_value and value is not None:
                 kernel.ns["_"] = value
@@ -647,6 +693,8 @@ def main():
     signal.signal(signal.SIGINT, _sigint)
     builtins.input = _input
     kernel = Kernel()
+    kernel.signals = load_module("signals").Gate(lambda: state.running)
+    kernel.signals.install()
     kernel.proxies()
     kernel.bundle_mod = load_module("bundle")
     kernel.bundle = kernel.bundle_mod.bundle

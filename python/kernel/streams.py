@@ -85,12 +85,20 @@ class Merger:
                     self._queue(name, "".join(self.partial[name]))
                     self.partial[name], self.partial_len[name] = [], 0
         queue, self.queue, self.queued = self.queue, [], 0
+        raised = None
         for name, pieces in queue:
             text = "".join(pieces)
             # ASCII text is one byte per character: four times as much fits in a frame.
             step = FRAME_CHARS * 4 if text.isascii() else FRAME_CHARS
             for at in range(0, len(text), step):
-                self.forward(name, text[at:at + step])
+                try:
+                    self.forward(name, text[at:at + step])
+                except BaseException as exc:  # noqa: BLE001
+                    # A user's signal handler raised while its frame was written (the frame
+                    # went out whole): the rest of the queue still goes, then the error.
+                    raised = raised or exc
+        if raised is not None:
+            raise raised
 
     def _timer(self):
         while True:
