@@ -13,6 +13,7 @@ order and whole lines. Before a Python-level write the kernel drains that stream
 import codecs
 import io
 import os
+import queue
 import select
 import threading
 import time
@@ -40,7 +41,10 @@ class Merger:
         self.queued = 0
         self.partial = {name: [] for name in NAMES}
         self.partial_len = {name: 0 for name in NAMES}
-        self.wake = threading.Event()
+        # SimpleQueue.put is safe in a signal handler that interrupted this very call;
+        # Event.set is not (its lock is not reentrant: a handler that prints would deadlock).
+        self.wakeups = queue.SimpleQueue()
+        self.waking = False
         threading.Thread(target=self._timer, name="execkit-output", daemon=True).start()
 
     def write(self, name, text):
@@ -62,8 +66,9 @@ class Merger:
                     self.partial[name], self.partial_len[name] = [], 0
             if self.queued >= FLUSH_CHARS:
                 self._flush(False)
-            elif self.queue and not self.wake.is_set():
-                self.wake.set()
+            elif self.queue and not self.waking:
+                self.waking = True
+                self.wakeups.put(None)
 
     def _queue(self, name, text):
         if self.queue and self.queue[-1][0] == name:
@@ -102,9 +107,9 @@ class Merger:
 
     def _timer(self):
         while True:
-            self.wake.wait()
+            self.wakeups.get()
             time.sleep(FLUSH_AFTER_S)
-            self.wake.clear()
+            self.waking = False
             self.flush(False)
 
 
