@@ -11,8 +11,9 @@ Standard library only, Python 3.8+ (spec-eval.md P5, P20). ``magics.py`` and ``p
 live next to this file and are loaded by path, because ``-I`` keeps this directory off sys.path.
 """
 
+# Not ``signal``: it imports ``enum``, a cost on every start that few cells need (signals.py).
+import _signal as signal
 import os
-import signal
 import sys
 import threading
 import time
@@ -435,13 +436,15 @@ class Kernel:
 
     def run_source(self, source, filename, display_last=True):
         """Compiles and runs one cell body; returns (has_value, value)."""
-        import ast
-        import linecache
-
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-        flags = getattr(ast, "PyCF_ALLOW_TOP_LEVEL_AWAIT", 0)
+        remember_source(filename, source)
         if "%" in source or "!" in source:
             source = self.get_magics().transform(source)
+        expr = single_expression(source, filename) if display_last else None
+        if expr is not None:
+            return True, self.run_code(expr)
+        import ast
+
+        flags = getattr(ast, "PyCF_ALLOW_TOP_LEVEL_AWAIT", 0)
         tree = compile(source, filename, "exec", ast.PyCF_ONLY_AST | flags, dont_inherit=True)
         last = None
         if display_last and tree.body and isinstance(tree.body[-1], ast.Expr):
@@ -489,6 +492,43 @@ class Kernel:
             self.flush_figures()
 
         module.show = show
+
+
+# Cell sources for tracebacks and ``inspect``, kept here until ``linecache`` is imported (it
+# imports ``tokenize`` and ``re``: milliseconds a first cell seldom needs); ImportHook then
+# hands them over.
+_cell_sources = {}
+
+
+def remember_source(filename, source):
+    entry = (len(source), None, source.splitlines(True), filename)
+    linecache = sys.modules.get("linecache")
+    if linecache is None:
+        _cell_sources[filename] = entry
+    else:
+        linecache.cache[filename] = entry
+
+
+def hand_over_sources(linecache):
+    linecache.cache.update(_cell_sources)
+    _cell_sources.clear()
+
+
+# ``ast.PyCF_ALLOW_TOP_LEVEL_AWAIT`` (Python 3.8+), without importing ``ast`` for it.
+TOP_LEVEL_AWAIT = 0x2000
+
+
+def single_expression(source, filename):
+    """The code of a cell that is one expression, compiled without ``ast`` (whose import, with
+    ``enum`` and ``contextlib``, is most of a first cell such as ``1+1``); else None, and the
+    cell takes the general path, which also reports any syntax error."""
+    try:
+        code = compile(source, filename, "eval", TOP_LEVEL_AWAIT, dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return None
+    if code.co_flags & CO_COROUTINE:
+        return None  # the general path runs an awaiting cell on the loop
+    return code
 
 
 def ends_with_semicolon(source):
@@ -645,12 +685,15 @@ def patch_asyncio(kernel, module):
 
 class ImportHook:
     """Patches a few modules right after their first import; nothing is imported here:
-    matplotlib.pyplot (plt.show displays, P11) and asyncio (the sync-cell loop message)."""
+    matplotlib.pyplot (plt.show displays, P11), asyncio (the sync-cell loop message), signal
+    (users' handlers run inside cells only, signals.py) and linecache (the cells' sources)."""
 
     def __init__(self, kernel):
         self.kernel = kernel
         self.patches = {"matplotlib.pyplot": kernel.patch_pyplot,
-                        "asyncio": lambda module: patch_asyncio(kernel, module)}
+                        "asyncio": lambda module: patch_asyncio(kernel, module),
+                        "signal": kernel.signals.install,
+                        "linecache": hand_over_sources}
 
     def find_spec(self, name, path=None, target=None):
         patch = self.patches.get(name)
@@ -694,12 +737,15 @@ def main():
     builtins.input = _input
     kernel = Kernel()
     kernel.signals = load_module("signals").Gate(lambda: state.running)
-    kernel.signals.install()
     kernel.proxies()
     kernel.bundle_mod = load_module("bundle")
     kernel.bundle = kernel.bundle_mod.bundle
     kernel.fresh_namespace()
     build_sys_path()
+    if "signal" in sys.modules:
+        kernel.signals.install(sys.modules["signal"])
+    if "linecache" in sys.modules:
+        hand_over_sources(sys.modules["linecache"])
     sys.meta_path.insert(0, ImportHook(kernel))
     commands = queue_mod.Queue(maxsize=64)
     threading.Thread(target=command_reader, args=(kernel, commands), name="execkit-commands",

@@ -11,12 +11,12 @@ runs once at the start of the next cell, where whatever it raises is that cell's
 outside a cell is dropped, as before. A signal that arrives while its own handler runs is held
 and delivered once after it (the kernel does the same for a C handler) instead of nesting.
 Signals whose handler is ``SIG_DFL``/``SIG_IGN`` or was set by C code are untouched.
+
+The gate goes into the ``signal`` module when user code first imports it: the kernel itself uses
+``_signal``, which spares every start the ``enum`` import that ``signal`` brings.
 """
 
-import signal
-
-_real_signal = signal.signal
-_real_getsignal = signal.getsignal
+import _signal
 
 
 class Gate:
@@ -27,30 +27,32 @@ class Gate:
         self.handlers = {}
         self.arrived = []
         self.active = set()
+        self.real_signal, self.real_getsignal = _signal.signal, _signal.getsignal
 
-    def install(self):
-        signal.signal = self.signal
-        signal.getsignal = self.getsignal
+    def install(self, module):
+        """Puts the gate into the ``signal`` module, in front of its own functions."""
+        self.real_signal, self.real_getsignal = module.signal, module.getsignal
+        module.signal, module.getsignal = self.signal, self.getsignal
 
     def signal(self, signalnum, handler):
         previous = self.getsignal(signalnum)
         if callable(handler):
-            _real_signal(signalnum, self._gated)
+            self.real_signal(signalnum, self._gated)
             self.handlers[int(signalnum)] = handler
         else:
-            _real_signal(signalnum, handler)
+            self.real_signal(signalnum, handler)
             self.handlers.pop(int(signalnum), None)
         return previous
 
     def getsignal(self, signalnum):
-        return self.handlers.get(int(signalnum), _real_getsignal(signalnum))
+        return self.handlers.get(int(signalnum), self.real_getsignal(signalnum))
 
     def _gated(self, signum, frame):
         handler = self.handlers.get(signum)
         if handler is None:
             return None
         if not self.running():
-            if signum != signal.SIGINT:
+            if signum != _signal.SIGINT:
                 self._note(signum)
             return None
         if signum in self.active:

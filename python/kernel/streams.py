@@ -13,10 +13,10 @@ order and whole lines. Before a Python-level write the kernel drains that stream
 import codecs
 import io
 import os
-import queue
 import select
 import threading
 import time
+from _queue import SimpleQueue
 
 # A stream frame carries at most this many characters of non-ASCII text (<= 64 KiB of UTF-8).
 FRAME_CHARS = 16384
@@ -43,7 +43,7 @@ class Merger:
         self.partial_len = {name: 0 for name in NAMES}
         # SimpleQueue.put is safe in a signal handler that interrupted this very call;
         # Event.set is not (its lock is not reentrant: a handler that prints would deadlock).
-        self.wakeups = queue.SimpleQueue()
+        self.wakeups = SimpleQueue()
         self.waking = False
         threading.Thread(target=self._timer, name="execkit-output", daemon=True).start()
 
