@@ -103,26 +103,46 @@ fn jupyter_warm_median() -> Option<Duration> {
     Some(Duration::from_secs_f64(value["median_us"].as_f64()? / 1e6))
 }
 
-pub fn warm_eval() {
-    let Some(execkit) = execkit_binary() else {
-        return println!("mcp: build the CLI first: cargo build --release -p execkit-cli");
-    };
-    let Ok(dir) = tempfile::tempdir() else { return println!("mcp: no temp dir") };
-    let mut server = match McpServer::start(&execkit, dir.path(), &vars(dir.path())) {
-        Ok(server) => server,
-        Err(err) => return println!("mcp: {err}"),
-    };
-    let mut samples = Vec::with_capacity(WARM_RUNS);
-    for i in 0..WARMUP + WARM_RUNS {
-        let started = Instant::now();
-        if let Err(err) = server.call("eval", PY_1_PLUS_1()) {
-            return println!("mcp: {err}");
-        }
+/// Starts a server and runs `WARMUP` unmeasured rounds, then `runs` measured ones; a round
+/// times `N` things (interleaved, so drift on the machine hits them alike) and returns them.
+fn warm_rounds<const N: usize>(
+    runs: usize,
+    mut round: impl FnMut(&mut McpServer) -> std::io::Result<[Duration; N]>,
+) -> Result<[Vec<Duration>; N], String> {
+    let execkit = execkit_binary()
+        .ok_or("build the CLI first: cargo build --release -p execkit-cli".to_string())?;
+    let dir = tempfile::tempdir().map_err(|e| format!("no temp dir: {e}"))?;
+    let mut server =
+        McpServer::start(&execkit, dir.path(), &vars(dir.path())).map_err(|e| e.to_string())?;
+    let mut samples: [Vec<Duration>; N] = std::array::from_fn(|_| Vec::with_capacity(runs));
+    for i in 0..WARMUP + runs {
+        let times = round(&mut server).map_err(|e| e.to_string())?;
         if i >= WARMUP {
-            samples.push(started.elapsed());
+            for (all, t) in samples.iter_mut().zip(times) {
+                all.push(t);
+            }
         }
     }
     server.close();
+    Ok(samples)
+}
+
+/// The time `f` takes, and what it returned.
+fn timed<T>(f: impl FnOnce() -> T) -> (Duration, T) {
+    let started = Instant::now();
+    let value = f();
+    (started.elapsed(), value)
+}
+
+pub fn warm_eval() {
+    let rounds = warm_rounds(WARM_RUNS, |server| {
+        let (t, called) = timed(|| server.call("eval", PY_1_PLUS_1()));
+        called.map(|_| [t])
+    });
+    let [samples] = match rounds {
+        Ok(samples) => samples,
+        Err(err) => return println!("mcp: {err}"),
+    };
     let tool = summarize(samples);
     let Some(jupyter) = jupyter_warm_median() else {
         return println!(
@@ -144,37 +164,16 @@ pub fn warm_eval() {
 }
 
 pub fn bash() {
-    let Some(execkit) = execkit_binary() else {
-        return println!("mcp: build the CLI first: cargo build --release -p execkit-cli");
-    };
-    let Ok(dir) = tempfile::tempdir() else { return println!("mcp: no temp dir") };
-    let mut server = match McpServer::start(&execkit, dir.path(), &vars(dir.path())) {
-        Ok(server) => server,
+    let rounds = warm_rounds(BASH_RUNS, |server| {
+        let (r, _) = timed(|| Command::new("bash").args(["-c", "true"]).status());
+        let (p, pinged) = timed(|| server.request("ping", json!({})));
+        let (t, called) = timed(|| server.call("bash", json!({"command": "true"})));
+        pinged.and(called).map(|_| [r, p, t])
+    });
+    let [raw, ping, tool] = match rounds {
+        Ok(samples) => samples.map(|s| summarize(s).median),
         Err(err) => return println!("mcp: {err}"),
     };
-    let (mut raw, mut ping, mut tool) = (Vec::new(), Vec::new(), Vec::new());
-    for i in 0..WARMUP + BASH_RUNS {
-        // Interleaved, so drift on the machine hits all three alike.
-        let started = Instant::now();
-        let _ = Command::new("bash").args(["-c", "true"]).status();
-        let r = started.elapsed();
-        let started = Instant::now();
-        let pinged = server.request("ping", json!({}));
-        let p = started.elapsed();
-        let started = Instant::now();
-        let called = server.call("bash", json!({"command": "true"}));
-        let t = started.elapsed();
-        if let Err(err) = pinged.and(called) {
-            return println!("mcp: {err}");
-        }
-        if i >= WARMUP {
-            raw.push(r);
-            ping.push(p);
-            tool.push(t);
-        }
-    }
-    server.close();
-    let (raw, ping, tool) = (summarize(raw).median, summarize(ping).median, summarize(tool).median);
     println!(
         "mcp bash ({BASH_RUNS} runs): `true` through MCP median {:.2} ms; raw `bash -c true` \
          {:.2} ms; MCP ping {:.3} ms; added beyond raw + ping {:+.2} ms (target <= +0.4 ms)",

@@ -11,8 +11,9 @@ Standard library only, Python 3.8+ (spec-eval.md P5, P20). ``magics.py`` and ``p
 live next to this file and are loaded by path, because ``-I`` keeps this directory off sys.path.
 """
 
+# Not ``signal``: it imports ``enum``, a cost on every start that few cells need (signals.py).
+import _signal as signal
 import os
-import signal
 import sys
 import threading
 import time
@@ -76,7 +77,10 @@ def _close_protocol_fds_in_child():
 os.register_at_fork(after_in_child=_close_protocol_fds_in_child)
 
 MAIN_THREAD = threading.get_ident()
-_evt_lock = threading.Lock()
+# Reentrant: a user's signal handler runs on the main thread, possibly while that thread is in
+# the middle of writing a frame; the handler's own frames then queue behind the one being written.
+_evt_lock = threading.RLock()
+_writer = {"busy": False, "again": False}
 # Frames whose delivery may wait for the next frame (started, result, error): one write per
 # cell instead of three halves a trivial cell's round trip. Order is kept: every write
 # flushes what is pending first.
@@ -127,23 +131,60 @@ def emit(frame, defer=False):
 
 def _write_frame(data, defer):
     with _evt_lock:
-        if defer:
+        if defer or _writer["busy"]:
             _pending.append(data)
+            _writer["again"] = _writer["again"] or not defer
             return
+        _writer["busy"] = True
+        try:
+            raised = _write_pending(data)
+        finally:
+            _writer["busy"] = False
+    if raised is not None:
+        _handler_raised(raised)
+
+
+def _write_pending(data):
+    """Writes the pending frames and ``data``, then whatever a signal handler queued meanwhile.
+    An exception a handler raised inside a write is held until every frame is whole (half a
+    frame would corrupt the channel) and returned."""
+    raised = None
+    while True:
         if _pending:
             data = b"".join(_pending) + data
             del _pending[:]
-        view = memoryview(data)
-        while view:
-            try:
-                n = os.write(EVT.fd, view)
-            except InterruptedError:
-                continue
-            except OSError:
-                if EVT.repair():
-                    continue  # user code closed our number; the backup put it back
-                os._exit(0)  # the host is gone
-            view = view[n:]
+        raised = _write_all(data) or raised
+        if not _writer["again"]:
+            return raised
+        _writer["again"] = False
+        data = b""
+
+
+def _write_all(data):
+    raised = None
+    view = memoryview(data)
+    while view:
+        try:
+            n = os.write(EVT.fd, view)
+        except InterruptedError:
+            continue
+        except OSError:
+            if EVT.repair():
+                continue  # user code closed our number; the backup put it back
+            os._exit(0)  # the host is gone
+        except BaseException as exc:  # noqa: BLE001 - a signal handler's; see _write_pending
+            raised = raised or exc
+            continue
+        view = view[n:]
+    return raised
+
+
+def _handler_raised(exc):
+    """An exception a user's signal handler raised inside a frame write: raised on into the
+    cell once the frame is whole, as plain Python would."""
+    if state.running:
+        raise exc
+    between_cells("[a signal handler raised %s outside a cell: %s]\n" % (type(exc).__name__, exc))
 
 
 class State:
@@ -171,12 +212,17 @@ def forward(name, text):
         return
     cid = state.cell_id
     if cid is None:
-        state.between.append(text)
-        state.between_len += len(text)
-        while state.between_len > BETWEEN_CELLS_MAX and len(state.between) > 1:
-            state.between_len -= len(state.between.pop(0))
+        between_cells(text)
         return
     emit({"type": "stream", "id": cid, "name": name, "text": text})
+
+
+def between_cells(text):
+    """Keeps output written while no cell runs (the newest part) for the next cell."""
+    state.between.append(text)
+    state.between_len += len(text)
+    while state.between_len > BETWEEN_CELLS_MAX and len(state.between) > 1:
+        state.between_len -= len(state.between.pop(0))
 
 
 class StdinNotAvailable(EOFError):
@@ -390,13 +436,15 @@ class Kernel:
 
     def run_source(self, source, filename, display_last=True):
         """Compiles and runs one cell body; returns (has_value, value)."""
-        import ast
-        import linecache
-
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-        flags = getattr(ast, "PyCF_ALLOW_TOP_LEVEL_AWAIT", 0)
+        remember_source(filename, source)
         if "%" in source or "!" in source:
             source = self.get_magics().transform(source)
+        expr = single_expression(source, filename) if display_last else None
+        if expr is not None:
+            return True, self.run_code(expr)
+        import ast
+
+        flags = getattr(ast, "PyCF_ALLOW_TOP_LEVEL_AWAIT", 0)
         tree = compile(source, filename, "exec", ast.PyCF_ONLY_AST | flags, dont_inherit=True)
         last = None
         if display_last and tree.body and isinstance(tree.body[-1], ast.Expr):
@@ -444,6 +492,43 @@ class Kernel:
             self.flush_figures()
 
         module.show = show
+
+
+# Cell sources for tracebacks and ``inspect``, kept here until ``linecache`` is imported (it
+# imports ``tokenize`` and ``re``: milliseconds a first cell seldom needs); ImportHook then
+# hands them over.
+_cell_sources = {}
+
+
+def remember_source(filename, source):
+    entry = (len(source), None, source.splitlines(True), filename)
+    linecache = sys.modules.get("linecache")
+    if linecache is None:
+        _cell_sources[filename] = entry
+    else:
+        linecache.cache[filename] = entry
+
+
+def hand_over_sources(linecache):
+    linecache.cache.update(_cell_sources)
+    _cell_sources.clear()
+
+
+# ``ast.PyCF_ALLOW_TOP_LEVEL_AWAIT`` (Python 3.8+), without importing ``ast`` for it.
+TOP_LEVEL_AWAIT = 0x2000
+
+
+def single_expression(source, filename):
+    """The code of a cell that is one expression, compiled without ``ast`` (whose import, with
+    ``enum`` and ``contextlib``, is most of a first cell such as ``1+1``); else None, and the
+    cell takes the general path, which also reports any syntax error."""
+    try:
+        code = compile(source, filename, "eval", TOP_LEVEL_AWAIT, dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return None
+    if code.co_flags & CO_COROUTINE:
+        return None  # the general path runs an awaiting cell on the loop
+    return code
 
 
 def ends_with_semicolon(source):
@@ -505,6 +590,7 @@ def execute(kernel, cmd):
         # interrupts it like the cell body, and the namespace is kept.
         state.running = True
         try:
+            kernel.signals.deliver()
             has_value, value = kernel.run_source(code, "<cell-%d>" % count)
             if has_value and value is not None:
                 kernel.ns["_"] = value
@@ -599,12 +685,15 @@ def patch_asyncio(kernel, module):
 
 class ImportHook:
     """Patches a few modules right after their first import; nothing is imported here:
-    matplotlib.pyplot (plt.show displays, P11) and asyncio (the sync-cell loop message)."""
+    matplotlib.pyplot (plt.show displays, P11), asyncio (the sync-cell loop message), signal
+    (users' handlers run inside cells only, signals.py) and linecache (the cells' sources)."""
 
     def __init__(self, kernel):
         self.kernel = kernel
         self.patches = {"matplotlib.pyplot": kernel.patch_pyplot,
-                        "asyncio": lambda module: patch_asyncio(kernel, module)}
+                        "asyncio": lambda module: patch_asyncio(kernel, module),
+                        "signal": kernel.signals.install,
+                        "linecache": hand_over_sources}
 
     def find_spec(self, name, path=None, target=None):
         patch = self.patches.get(name)
@@ -647,11 +736,16 @@ def main():
     signal.signal(signal.SIGINT, _sigint)
     builtins.input = _input
     kernel = Kernel()
+    kernel.signals = load_module("signals").Gate(lambda: state.running)
     kernel.proxies()
     kernel.bundle_mod = load_module("bundle")
     kernel.bundle = kernel.bundle_mod.bundle
     kernel.fresh_namespace()
     build_sys_path()
+    if "signal" in sys.modules:
+        kernel.signals.install(sys.modules["signal"])
+    if "linecache" in sys.modules:
+        hand_over_sources(sys.modules["linecache"])
     sys.meta_path.insert(0, ImportHook(kernel))
     commands = queue_mod.Queue(maxsize=64)
     threading.Thread(target=command_reader, args=(kernel, commands), name="execkit-commands",

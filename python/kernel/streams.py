@@ -16,6 +16,7 @@ import os
 import select
 import threading
 import time
+from _queue import SimpleQueue
 
 # A stream frame carries at most this many characters of non-ASCII text (<= 64 KiB of UTF-8).
 FRAME_CHARS = 16384
@@ -40,7 +41,10 @@ class Merger:
         self.queued = 0
         self.partial = {name: [] for name in NAMES}
         self.partial_len = {name: 0 for name in NAMES}
-        self.wake = threading.Event()
+        # SimpleQueue.put is safe in a signal handler that interrupted this very call;
+        # Event.set is not (its lock is not reentrant: a handler that prints would deadlock).
+        self.wakeups = SimpleQueue()
+        self.waking = False
         threading.Thread(target=self._timer, name="execkit-output", daemon=True).start()
 
     def write(self, name, text):
@@ -62,8 +66,9 @@ class Merger:
                     self.partial[name], self.partial_len[name] = [], 0
             if self.queued >= FLUSH_CHARS:
                 self._flush(False)
-            elif self.queue and not self.wake.is_set():
-                self.wake.set()
+            elif self.queue and not self.waking:
+                self.waking = True
+                self.wakeups.put(None)
 
     def _queue(self, name, text):
         if self.queue and self.queue[-1][0] == name:
@@ -85,18 +90,26 @@ class Merger:
                     self._queue(name, "".join(self.partial[name]))
                     self.partial[name], self.partial_len[name] = [], 0
         queue, self.queue, self.queued = self.queue, [], 0
+        raised = None
         for name, pieces in queue:
             text = "".join(pieces)
             # ASCII text is one byte per character: four times as much fits in a frame.
             step = FRAME_CHARS * 4 if text.isascii() else FRAME_CHARS
             for at in range(0, len(text), step):
-                self.forward(name, text[at:at + step])
+                try:
+                    self.forward(name, text[at:at + step])
+                except BaseException as exc:  # noqa: BLE001
+                    # A user's signal handler raised while its frame was written (the frame
+                    # went out whole): the rest of the queue still goes, then the error.
+                    raised = raised or exc
+        if raised is not None:
+            raise raised
 
     def _timer(self):
         while True:
-            self.wake.wait()
+            self.wakeups.get()
             time.sleep(FLUSH_AFTER_S)
-            self.wake.clear()
+            self.waking = False
             self.flush(False)
 
 

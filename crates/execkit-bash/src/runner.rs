@@ -113,6 +113,13 @@ impl BashRunner {
         &self.inner.config
     }
 
+    /// Starts the shell snapshot in the background now unless it has started: for a runner
+    /// built with `prewarm` off whose owner pre-warms it later (the Toolkit, once the eval
+    /// kernels are up). Must run inside a tokio runtime.
+    pub fn prewarm_snapshot(&self) {
+        self.inner.snapshot.start();
+    }
+
     /// Doctor lines: the configuration, the rules, and the snapshot outcome when known.
     pub fn doctor(&self) -> Vec<String> {
         let mut lines = self.inner.config.doctor_lines();

@@ -104,7 +104,7 @@ impl SnapshotStart {
     }
 
     /// Starts the job in the background unless it has started.
-    fn start(&self) {
+    pub(crate) fn start(&self) {
         let job = self.job.lock().ok().and_then(|mut j| j.take());
         let tx = self.tx.lock().ok().and_then(|mut t| t.take());
         let (Some(job), Some(tx)) = (job, tx) else { return };

@@ -182,7 +182,7 @@ impl<'k, 'r> CellLoop<'k, 'r> {
             got_error: false,
             tools: JoinSet::new(),
             pending: HashMap::new(),
-            cpu_before: execkit_process::procfs::cpu_time_with_children_ms(kernel.pid),
+            cpu_before: kernel.cpu.as_ref().and_then(|c| c.with_children_ms()),
         }
     }
 
@@ -198,10 +198,8 @@ impl<'k, 'r> CellLoop<'k, 'r> {
 
     /// The kernel's CPU time since the cell began, where the platform reports it.
     fn cpu_since_start(&self) -> Option<u64> {
-        let (before, after) = (
-            self.cpu_before?,
-            execkit_process::procfs::cpu_time_with_children_ms(self.kernel.pid)?,
-        );
+        let (before, after) =
+            (self.cpu_before?, self.kernel.cpu.as_ref().and_then(|c| c.with_children_ms())?);
         Some(after.saturating_sub(before))
     }
 

@@ -92,6 +92,8 @@ pub struct Kernel {
     next_id: AtomicU64,
     pub(crate) trace: bool,
     pub(crate) cell_snapshots: crate::cell_snapshot::CellSnapshots,
+    /// The kernel's CPU time, read before and after every cell (`cpu_ms`).
+    pub(crate) cpu: Option<execkit_process::procfs::CpuClock>,
 }
 
 fn pipe_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
@@ -180,6 +182,7 @@ impl Kernel {
             next_id: AtomicU64::new(1),
             trace: spec.trace,
             cell_snapshots: Default::default(),
+            cpu: execkit_process::procfs::CpuClock::open(pid),
         };
         if let Err(mut err) = kernel.handshake(spec.ready_timeout).await {
             kernel.kill().await;

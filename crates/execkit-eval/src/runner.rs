@@ -152,6 +152,14 @@ impl EvalRunner {
         self.inner.backends.iter().filter(enabled).cloned().collect()
     }
 
+    /// Returns once the default session's pre-warmed kernels are ready or failed to start;
+    /// at once when pre-warm is off.
+    pub async fn prewarmed(&self) {
+        if self.inner.config.prewarm && !self.enabled_backends().is_empty() {
+            self.inner.prewarmed.get_or_init(|| self.prewarm()).await;
+        }
+    }
+
     async fn prewarm(&self) {
         for backend in self.enabled_backends() {
             let outcome = match self.key("default", backend.as_ref()).await {

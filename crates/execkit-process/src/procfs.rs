@@ -134,10 +134,7 @@ fn parse_state_and_cpu(line: &str) -> Option<(char, u64)> {
 /// The CPU time `pid` has used so far (user plus system), in milliseconds.
 pub fn cpu_time_ms(pid: u32) -> Option<u64> {
     let (_, ticks) = state_and_cpu_ticks(pid)?;
-    // SAFETY: sysconf only reads a configuration value.
-    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    let per_second = u64::try_from(per_second).ok().filter(|t| *t > 0)?;
-    Some(ticks.saturating_mul(1000) / per_second)
+    ticks_to_ms(ticks)
 }
 
 /// The CPU time `pid` and the children it has waited for have used so far (fields 14 to 17 of
@@ -145,14 +142,48 @@ pub fn cpu_time_ms(pid: u32) -> Option<u64> {
 /// A kernel that runs a subprocess for a cell counts that subprocess's time here.
 pub fn cpu_time_with_children_ms(pid: u32) -> Option<u64> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest: Vec<&str> = text.get(text.rfind(')')? + 1..)?.split_whitespace().collect();
+    ticks_to_ms(cpu_with_children_ticks(&text)?)
+}
+
+fn cpu_with_children_ticks(line: &str) -> Option<u64> {
+    let rest: Vec<&str> = line.get(line.rfind(')')? + 1..)?.split_whitespace().collect();
     // rest[0] is field 3, so fields 14 to 17 are rest[11] to rest[14].
-    let ticks: u64 =
-        rest.get(11..15)?.iter().map(|f| f.parse::<u64>().ok()).sum::<Option<u64>>()?;
+    rest.get(11..15)?.iter().map(|f| f.parse::<u64>().ok()).sum::<Option<u64>>()
+}
+
+fn ticks_to_ms(ticks: u64) -> Option<u64> {
     // SAFETY: sysconf only reads a configuration value.
     let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     let per_second = u64::try_from(per_second).ok().filter(|t| *t > 0)?;
     Some(ticks.saturating_mul(1000) / per_second)
+}
+
+/// A process's `/proc/<pid>/stat` held open, for CPU time read before and after every eval
+/// cell: each read is one `pread` at offset 0 (the kernel writes the text afresh), where
+/// [`cpu_time_with_children_ms`] opens, stats, reads twice and closes. The open file stays
+/// tied to the process it was opened for: once that process is gone, reads fail, even if its
+/// pid is reused.
+#[derive(Debug)]
+pub struct CpuClock {
+    stat: std::fs::File,
+}
+
+/// Room for a whole stat line: 52 numeric fields and a `comm` of at most 64 bytes.
+const STAT_LINE_MAX: usize = 4096;
+
+impl CpuClock {
+    pub fn open(pid: u32) -> Option<CpuClock> {
+        Some(CpuClock { stat: std::fs::File::open(format!("/proc/{pid}/stat")).ok()? })
+    }
+
+    /// What [`cpu_time_with_children_ms`] reports, now.
+    pub fn with_children_ms(&self) -> Option<u64> {
+        use std::os::unix::fs::FileExt;
+        let mut buf = [0u8; STAT_LINE_MAX];
+        let n = self.stat.read_at(&mut buf, 0).ok()?;
+        let line = std::str::from_utf8(buf.get(..n)?).ok()?;
+        ticks_to_ms(cpu_with_children_ticks(line)?)
+    }
 }
 
 /// Bytes read and written through syscalls so far (`rchar`, `wchar` of `/proc/<pid>/io`).
@@ -227,6 +258,18 @@ mod tests {
         assert!(io_chars(me).is_some());
         assert!(!fd_links(me).is_empty());
         assert!(!cmdline_bytes(me).is_empty());
+    }
+
+    #[test]
+    fn the_held_cpu_clock_reads_what_a_fresh_read_reads() {
+        let clock = CpuClock::open(std::process::id()).unwrap();
+        let held = clock.with_children_ms().unwrap();
+        let fresh = cpu_time_with_children_ms(std::process::id()).unwrap();
+        // CPU time only grows; the later fresh read is at least the held one.
+        assert!(fresh >= held, "{fresh} < {held}");
+        let start = std::time::Instant::now();
+        while start.elapsed() < Duration::from_millis(300) {}
+        assert!(clock.with_children_ms().unwrap() > held, "the held file is read afresh");
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The audit log: every tool call as one JSON line, for the person watching the agent.
 //!
 //! Lines go to `~/.execkit/log/<YYYY-MM-DD>.jsonl` (UTC date; files 0600, the directory 0700);
-//! files older than 30 days are removed when a Toolkit starts; `EXECKIT_AUDIT=0` turns it off.
+//! files older than 30 days are removed when a Toolkit starts (once its kernels are up);
+//! `EXECKIT_AUDIT=0` turns it off.
 //! A line holds the time, the tool, a summary of the arguments (the command, or the cell's
 //! first line, at most 300 characters, with credential-looking values masked), the cwd, the
 //! sandbox policy, the approval asked and its answer, the outcome, the exit code, the duration
@@ -11,6 +12,7 @@
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use execkit_protocol::ToolResult;
@@ -26,6 +28,15 @@ const MAX_SUMMARY: usize = 300;
 #[derive(Debug, Clone)]
 pub(crate) struct AuditLog {
     dir: Option<PathBuf>,
+    /// Today's file, opened at the first call of the day and kept: a call then costs one
+    /// `write`, instead of a `mkdir`, an `open`, the writes and a `close`.
+    today: Arc<Mutex<Option<OpenDay>>>,
+}
+
+#[derive(Debug)]
+struct OpenDay {
+    date: String,
+    file: std::fs::File,
 }
 
 /// One call, as the Toolkit saw it.
@@ -42,14 +53,15 @@ pub(crate) struct CallRecord<'a> {
 
 impl AuditLog {
     pub(crate) fn from_lookup(lookup: &Lookup) -> AuditLog {
-        if lookup.get("EXECKIT_AUDIT") == Some("0") {
-            return AuditLog { dir: None };
-        }
-        let dir = log_dir(lookup);
-        if let Some(dir) = &dir {
+        let dir = (lookup.get("EXECKIT_AUDIT") != Some("0")).then(|| log_dir(lookup)).flatten();
+        AuditLog { dir, today: Arc::default() }
+    }
+
+    /// Removes the files older than the retention (the Toolkit runs it after start-up).
+    pub(crate) fn prune(&self) {
+        if let Some(dir) = &self.dir {
             prune(dir);
         }
-        AuditLog { dir }
     }
 
     /// The summary of a call's arguments, or `None` when the log is off (nothing to record).
@@ -60,17 +72,29 @@ impl AuditLog {
     /// Appends `record` as one line; errors are ignored.
     pub(crate) fn record(&self, record: &CallRecord<'_>) {
         let Some(dir) = &self.dir else { return };
-        let line = entry(record);
-        let now = unix_ms(SystemTime::now());
-        let file = dir.join(format!("{}.jsonl", date(now)));
-        if std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).is_err() {
-            return;
+        // One write of the whole line: other execkit processes append to the same file.
+        let line = format!("{}\n", entry(record));
+        let day = date(unix_ms(SystemTime::now()));
+        let mut today = self.today.lock().unwrap_or_else(PoisonError::into_inner);
+        if today.as_ref().is_none_or(|open| open.date != day) {
+            *today = open_day(dir, day);
         }
-        let opened = std::fs::OpenOptions::new().append(true).create(true).mode(0o600).open(file);
-        if let Ok(mut file) = opened {
-            let _ = writeln!(file, "{line}");
+        if let Some(open) = today.as_mut() {
+            let _ = open.file.write_all(line.as_bytes());
         }
     }
+}
+
+/// `<dir>/<date>.jsonl` opened for appending, the directory made when missing.
+fn open_day(dir: &Path, date: String) -> Option<OpenDay> {
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).ok()?;
+    let file = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o600)
+        .open(dir.join(format!("{date}.jsonl")))
+        .ok()?;
+    Some(OpenDay { date, file })
 }
 
 /// `~/.execkit/log`, from `HOME`.

@@ -118,7 +118,8 @@ impl ToolkitBuilder {
         let mut bash_config =
             BashConfig::from_lookup(&lookup, &mut notes).map_err(|e| e.to_string())?;
         bash_config.one_shot = self.one_shot;
-        bash_config.prewarm = !self.lazy;
+        // Pre-warmed by the Toolkit itself, after the eval kernels (`Parts::start`).
+        bash_config.prewarm = false;
         let mut eval_config =
             EvalConfig::from_lookup(&lookup, &mut notes).map_err(|e| e.to_string())?;
         let ssh_config =
@@ -138,9 +139,6 @@ impl ToolkitBuilder {
             .map_err(|e| format!("failed to start the process supervisor: {e}"))?;
         let artifacts = artifact_store(&lookup, &limits);
         let shutdown = CancellationToken::new();
-        if let Ok(store) = &artifacts {
-            tokio::spawn(collect_garbage(store.clone(), shutdown.clone()));
-        }
         let parts = Parts {
             lookup,
             cwd,
@@ -156,7 +154,9 @@ impl ToolkitBuilder {
             #[cfg(test)]
             echo_config,
         };
-        Ok(parts.start(bash_config, eval_config, notes))
+        let toolkit = parts.start(bash_config, eval_config, notes);
+        tokio::spawn(after_kernels(toolkit.inner.clone(), !self.lazy));
+        Ok(toolkit)
     }
 }
 
@@ -267,6 +267,27 @@ impl Parts {
         });
         Toolkit { inner }
     }
+}
+
+/// Start-up work that would compete with the eval kernels' own start for the CPU (a login
+/// shell running rc files can take 100 ms of it): the bash snapshot (with pre-warm on; else
+/// at the first bash call), the first artifact retention round and the audit log's pruning
+/// begin once the default kernels are ready or failed, which is at once when eval pre-warms nothing. Holds the
+/// Toolkit weakly meanwhile, so a Toolkit closed first is not kept alive.
+async fn after_kernels(inner: Arc<Inner>, prewarm_bash: bool) {
+    let eval = inner.eval.clone();
+    let weak = Arc::downgrade(&inner);
+    drop(inner);
+    eval.prewarmed().await;
+    let Some(inner) = weak.upgrade() else { return };
+    if prewarm_bash {
+        inner.bash.prewarm_snapshot();
+    }
+    if let Ok(store) = &inner.artifacts {
+        tokio::spawn(collect_garbage(store.clone(), inner.shutdown.clone()));
+    }
+    let audit = inner.audit.clone();
+    let _ = tokio::task::spawn_blocking(move || audit.prune()).await;
 }
 
 /// Artifact retention (O28): a round at start, then every hour until the Toolkit closes.
@@ -534,14 +555,31 @@ impl Toolkit {
         ssh.into_iter().collect()
     }
 
+    /// The names and descriptions of [`Toolkit::tools`], without their input schemas (building
+    /// those is most of the cost): what an MCP server compares after every call to tell
+    /// whether the list changed.
+    pub fn tool_descriptions(&self) -> Vec<(String, String)> {
+        Tool::ALL
+            .iter()
+            .filter_map(|t| Some((t.name().to_string(), self.description(*t)?)))
+            .collect()
+    }
+
     /// A tool as listed now, or `None` when it is left out.
     fn listed(&self, tool: Tool) -> Option<ToolSpec> {
-        let mut spec = tool.spec();
-        if tool == Tool::Ssh {
-            spec.description = self.inner.ssh.tool_description()?;
-        }
-        sandbox::describe(&self.inner.supervisor, tool, &mut spec.description);
-        Some(spec)
+        let description = self.description(tool)?;
+        Some(ToolSpec { description, ..tool.spec() })
+    }
+
+    /// A tool's description as listed now, or `None` when it is left out.
+    fn description(&self, tool: Tool) -> Option<String> {
+        let mut description = if tool == Tool::Ssh {
+            self.inner.ssh.tool_description()?
+        } else {
+            tool.description().to_string()
+        };
+        sandbox::describe(&self.inner.supervisor, tool, &mut description);
+        Some(description)
     }
 
     /// The ssh client behind the ssh tool (`execkit ssh close|probe`).

@@ -44,7 +44,7 @@ impl Tool {
         Tool::ALL.into_iter().find(|t| t.name() == name)
     }
 
-    fn description(self) -> &'static str {
+    pub(crate) fn description(self) -> &'static str {
         match self {
             Tool::Bash => BASH_DESCRIPTION,
             Tool::Eval => EVAL_DESCRIPTION,

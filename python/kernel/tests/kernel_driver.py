@@ -18,7 +18,7 @@ class Kernel:
     def __init__(self, cwd=None):
         self.dir = tempfile.mkdtemp(prefix="execkit-kernel-test-")
         for name in ("start.py", "runner.py", "magics.py", "bundle.py", "snapshot.py", "streams.py",
-                     "channel.py", "codec.py", "tracebacks.py"):
+                     "channel.py", "codec.py", "tracebacks.py", "signals.py"):
             shutil.copy(os.path.join(KERNEL_DIR, name), self.dir)
         shutil.copy(PRELUDE, self.dir)
         cmd_r, self.cmd_w = os.pipe()

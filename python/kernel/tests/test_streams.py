@@ -64,6 +64,30 @@ class StreamOrder(KernelTestCase):
         self.assertEqual(of_type(frames, "done")[0]["status"], "ok")
         self.assertIn("ticks True", [t for _, t in streams(frames)])
 
+    def test_a_signal_handler_that_raises_between_cells_does_not_end_the_kernel(self):
+        # A 1 ms timer whose handler raises, left ticking when the cell ends: it fires while the
+        # kernel writes the cell's frames and waits for the next command. Such a signal waits
+        # for the next cell, where its handler's error is that cell's. The timer stops itself
+        # after 50 raises; until then cells may fail with its error, and the kernel stays.
+        self.k.run(
+            "import signal\nraised = [0]\n"
+            "def boom(*_):\n    raised[0] += 1\n"
+            "    if raised[0] >= 50:\n        signal.setitimer(signal.ITIMER_REAL, 0)\n"
+            "    raise ZeroDivisionError('from the handler')\n"
+            "signal.signal(signal.SIGALRM, boom)\n"
+            "signal.setitimer(signal.ITIMER_REAL, 0.001, 0.001)")
+        for _ in range(500):
+            frames = self.k.run("raised[0]")
+            self.assertEqual(len(of_type(frames, "done")), 1, "the kernel is gone")
+            results = of_type(frames, "result")
+            if results and results[0]["data"]["text/plain"] == "50":
+                break
+        self.assertEqual(results[0]["data"]["text/plain"], "50")
+        frames = self.k.run("import signal\nsignal.signal(signal.SIGALRM, signal.SIG_DFL)\n"
+                            "print('alive')")
+        self.assertEqual(of_type(frames, "done")[0]["status"], "ok")
+        self.assertIn("alive", [t for _, t in streams(frames)])
+
 
 if __name__ == "__main__":
     unittest.main()

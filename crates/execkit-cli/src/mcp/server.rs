@@ -58,7 +58,7 @@ impl ExecServer {
 }
 
 fn listing(toolkit: &Toolkit) -> Vec<(String, String)> {
-    toolkit.tools().into_iter().map(|t| (t.name, t.description)).collect()
+    toolkit.tool_descriptions()
 }
 
 impl ServerHandler for ExecServer {

@@ -8,7 +8,7 @@ use execkit_output::fsutil::write_private;
 use crate::error::StartError;
 
 /// The kernel's files, embedded so the binary is self-contained (style.md §7).
-pub const KERNEL_FILES: [(&str, &str); 10] = [
+pub const KERNEL_FILES: [(&str, &str); 11] = [
     ("start.py", include_str!("../../../../python/kernel/start.py")),
     ("runner.py", include_str!("../../../../python/kernel/runner.py")),
     ("magics.py", include_str!("../../../../python/kernel/magics.py")),
@@ -18,6 +18,7 @@ pub const KERNEL_FILES: [(&str, &str); 10] = [
     ("channel.py", include_str!("../../../../python/kernel/channel.py")),
     ("codec.py", include_str!("../../../../python/kernel/codec.py")),
     ("tracebacks.py", include_str!("../../../../python/kernel/tracebacks.py")),
+    ("signals.py", include_str!("../../../../python/kernel/signals.py")),
     ("prelude.py", include_str!("../../../../prelude/prelude.py")),
 ];
 
