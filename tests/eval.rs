@@ -243,6 +243,25 @@ async fn eval_prewarm_is_shared_with_the_first_call() {
 }
 
 #[tokio::test]
+async fn a_python_cell_does_not_wait_for_the_javascript_kernel_to_start() {
+    // A JavaScript kernel that never says it is ready: its pre-warm only ends at the 5 s
+    // ready timeout, and the Python cell must not wait for that.
+    let bin = tempfile::tempdir().unwrap();
+    let never_ready = bin.path().join("js-kernel");
+    std::fs::write(&never_ready, "#!/bin/sh\nexec sleep 60\n").unwrap();
+    std::fs::set_permissions(&never_ready, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .unwrap();
+    #[allow(clippy::disallowed_methods)] // the real environment plus one kernel path
+    let vars = std::env::vars_os().chain([("EXECKIT_JS_KERNEL".into(), never_ready.into())]);
+    let kit = kit_with_lookup(Lookup::from_vars(vars), |c| c.prewarm = true);
+    let started = Instant::now();
+    let r = kit.py("1+1").await;
+    assert_eq!(r.text(), "2");
+    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    kit.runner.close().await;
+}
+
+#[tokio::test]
 async fn eval_close_leaves_no_kernel_behind() {
     let kit = kit_with(|_| {});
     let r = kit.py("import subprocess\np = subprocess.Popen(['sleep', '1000'])\np.pid").await;

@@ -58,8 +58,10 @@ struct Inner {
     pool: Pool,
     sessions: StdMutex<HashMap<String, Arc<Mutex<()>>>>,
     prewarm_error: StdMutex<Option<String>>,
-    /// Runs the pre-warm once; the first default-session call awaits it (spec E37).
-    prewarmed: OnceCell<()>,
+    /// The pre-warm of each backend's default-session kernel, run once. A default-session
+    /// call awaits only the languages its cells use, so a Python cell never waits for the
+    /// JavaScript kernel's start (spec E37).
+    prewarmed: Vec<(Language, OnceCell<()>)>,
     canonical_cwd: StdMutex<Option<PathBuf>>,
 }
 
@@ -104,6 +106,7 @@ impl EvalRunner {
         let snap_dir =
             config.snapshot.then(|| supervisor.run_dir().join(format!("eval-snapshots-{n}")));
         let pool = Pool::new(supervisor.clone(), config.max_kernels, config.idle_timeout, snap_dir);
+        let backends = crate::languages::backends();
         let runner = EvalRunner {
             inner: Arc::new(Inner {
                 supervisor,
@@ -114,20 +117,18 @@ impl EvalRunner {
                 cwd,
                 tools,
                 callback: tool_callback,
-                backends: crate::languages::backends(),
+                prewarmed: backends.iter().map(|b| (b.language(), OnceCell::new())).collect(),
+                backends,
                 pool,
                 sessions: StdMutex::default(),
                 prewarm_error: StdMutex::default(),
-                prewarmed: OnceCell::new(),
                 canonical_cwd: StdMutex::default(),
             }),
         };
         let wanted = runner.inner.config.prewarm && !runner.enabled_backends().is_empty();
         if let (true, Ok(handle)) = (wanted, tokio::runtime::Handle::try_current()) {
             let r = runner.clone();
-            handle.spawn(async move {
-                r.inner.prewarmed.get_or_init(|| r.prewarm()).await;
-            });
+            handle.spawn(async move { r.prewarmed().await });
         }
         runner
     }
@@ -155,23 +156,33 @@ impl EvalRunner {
     /// Returns once the default session's pre-warmed kernels are ready or failed to start;
     /// at once when pre-warm is off.
     pub async fn prewarmed(&self) {
-        if self.inner.config.prewarm && !self.enabled_backends().is_empty() {
-            self.inner.prewarmed.get_or_init(|| self.prewarm()).await;
+        if self.inner.config.prewarm {
+            for backend in self.enabled_backends() {
+                self.prewarmed_language(backend.as_ref()).await;
+            }
         }
     }
 
-    async fn prewarm(&self) {
-        for backend in self.enabled_backends() {
-            let outcome = match self.key("default", backend.as_ref()).await {
-                Ok(key) => {
-                    let spawn = || backend.spawn(&key, self.env());
-                    self.inner.pool.prewarm(&key, spawn).await.map_err(|e| e.to_string())
-                }
-                Err(e) => Err(e),
-            };
-            if let (Err(e), Ok(mut slot)) = (outcome, self.inner.prewarm_error.lock()) {
-                *slot = Some(e);
+    /// Returns once the pre-warm of `backend`'s default-session kernel is done, running it
+    /// here if nothing has started it yet.
+    async fn prewarmed_language(&self, backend: &dyn KernelBackend) {
+        let language = backend.language();
+        let Some((_, once)) = self.inner.prewarmed.iter().find(|(l, _)| *l == language) else {
+            return;
+        };
+        once.get_or_init(|| self.prewarm(backend)).await;
+    }
+
+    async fn prewarm(&self, backend: &dyn KernelBackend) {
+        let outcome = match self.key("default", backend).await {
+            Ok(key) => {
+                let spawn = || backend.spawn(&key, self.env());
+                self.inner.pool.prewarm(&key, spawn).await.map_err(|e| e.to_string())
             }
+            Err(e) => Err(e),
+        };
+        if let (Err(e), Ok(mut slot)) = (outcome, self.inner.prewarm_error.lock()) {
+            *slot = Some(e);
         }
     }
 
@@ -222,7 +233,11 @@ impl EvalRunner {
             ));
         };
         if self.inner.config.prewarm && call.session == "default" {
-            self.inner.prewarmed.get_or_init(|| self.prewarm()).await;
+            for backend in self.enabled_backends() {
+                if call.cells.iter().any(|c| c.language == backend.language()) {
+                    self.prewarmed_language(backend.as_ref()).await;
+                }
+            }
         }
         let per_call = self.inner.config.mode == KernelMode::PerCall;
         let kernel_session =
