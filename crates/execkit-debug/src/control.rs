@@ -153,26 +153,36 @@ pub(crate) async fn resume(call: &mut Call<'_>) -> Reply {
         DebugAction::StepOut => "stepOut",
         _ => "continue",
     };
-    let thread = match thread_for(&session, p.thread_id, call.deadline).await {
-        Ok(thread) => thread,
-        Err(text) => return Reply::error(text),
-    };
-    let mut args = json!({"threadId": thread});
-    if let Some(granularity) = p.granularity {
-        args["granularity"] = serde_json::to_value(granularity).unwrap_or(Value::Null);
+    // Read together: while the program runs, every halt recorded so far is older than the
+    // run, and one applied after this (it may have arrived already) comes later in arrival
+    // order, so it ends the wait below.
+    let (status, last_halt) =
+        session.with(|s| (s.status, s.halts.back().map_or(0, |(arrival, _)| *arrival)));
+    if status == Status::Terminated {
+        // The program ended after the last result (a short program, no breakpoint hit):
+        // its end is the answer, not a request to an adapter that has gone.
+        return outcome(call, WaitEnd::Halted(session, Halt::Terminated)).await;
     }
     let waiter = Waiter { token: CancellationToken::new(), by: Arc::new(Mutex::new(None)) };
     if let Ok(mut slot) = call.inner.waiter.lock() {
         *slot = Some(waiter.clone());
     }
     // A program already running is only waited for: adapters need not answer `continue` for
-    // a thread that is not stopped (debugpy never does).
-    let running = command == "continue" && session.status() == Status::Running;
-    let end = if running {
-        let marks = Marks::new(&root, &session, session.client.arrivals());
+    // a thread that is not stopped (debugpy never does), and no thread is needed for it.
+    let end = if command == "continue" && status == Status::Running {
+        let marks = Marks::new(&root, &session, last_halt);
         Ok(wait_or_cancel(&marks, call.deadline, &waiter, call.ctx).await)
     } else {
-        run_and_wait(&root, &session, (command, args), &waiter, call).await
+        match thread_for(&session, p.thread_id, call.deadline).await {
+            Ok(thread) => {
+                let mut args = json!({"threadId": thread});
+                if let Some(granularity) = p.granularity {
+                    args["granularity"] = serde_json::to_value(granularity).unwrap_or(Value::Null);
+                }
+                run_and_wait(&root, &session, (command, args), &waiter, call).await
+            }
+            Err(text) => Err(text),
+        }
     };
     if let Ok(mut slot) = call.inner.waiter.lock() {
         *slot = None;
