@@ -13,7 +13,6 @@ mod writer;
 
 use std::fs::{self, File};
 use std::io;
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -303,12 +302,11 @@ impl ArtifactStore {
     }
 
     /// Deletes a finished artifact whose content now lives elsewhere (eval folds its cells'
-    /// spills into one artifact per call). A writer's artifact is locked and never removed.
+    /// spills into one artifact per call). A writer's artifact is never removed.
     pub fn remove(&self, id: &ArtifactId) -> Result<(), ArtifactError> {
         let out = self.out_file(id);
         let file = fsutil::open_read(&out).map_err(|_| self.not_found(id))?;
-        // SAFETY: `file` is an open descriptor; flock does not touch memory.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        if self.being_written(id, &file) {
             return Err(ArtifactError::io(
                 format!("remove {id}"),
                 io::Error::new(io::ErrorKind::WouldBlock, "the artifact is still being written"),
@@ -316,6 +314,14 @@ impl ArtifactStore {
         }
         let _ = std::fs::remove_file(self.json_file(id));
         std::fs::remove_file(&out).map_err(|e| ArtifactError::io(format!("remove {id}"), e))
+    }
+
+    /// Whether a writer still has `file` (the artifact's `.out`) open. The lock alone can
+    /// mislead: a child forked by another thread holds a copy of the writer's descriptor, and
+    /// with it the lock, until it execs. Metadata marked finished settles it.
+    pub(crate) fn being_written(&self, id: &ArtifactId, file: &std::fs::File) -> bool {
+        !fsutil::try_lock(file, fsutil::Lock::Exclusive).unwrap_or(false)
+            && self.meta(id).map_or(true, |m| m.finished.is_none())
     }
 
     pub fn meta(&self, id: &ArtifactId) -> Result<ArtifactMeta, ArtifactError> {

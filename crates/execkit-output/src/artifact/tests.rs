@@ -469,3 +469,20 @@ fn remove_deletes_a_finished_artifact_only() {
     assert!(store.remove(&live).is_err(), "a locked writer is never removed");
     drop(writer);
 }
+
+/// A child forked while the writer was open keeps a copy of its descriptor, and the lock, until
+/// it execs; a finished artifact is removable all the same.
+#[test]
+fn a_finished_artifact_is_removed_while_a_stray_descriptor_holds_its_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir.path().join("a"));
+    let mut writer = store.create("test", "spill", "text/plain").unwrap();
+    writer.write(b"cell output\n");
+    let id = writer.id().clone();
+    writer.finish();
+    let stray = fsutil::open_read(&store.out_file(&id)).unwrap();
+    assert!(fsutil::try_lock(&stray, fsutil::Lock::Exclusive).unwrap());
+    store.remove(&id).unwrap();
+    assert!(store.out_path(&id).is_err());
+    assert!(store.list(10).is_empty());
+}
