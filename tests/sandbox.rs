@@ -351,7 +351,13 @@ fn an_unprivileged_user_gets_full_enforcement_through_a_user_namespace() {
             .stdin(std::process::Stdio::null())
             .output()
             .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        let (stdout, stderr) =
+            (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        if stdout.is_empty() {
+            format!("(no stdout; {}; stderr: {stderr})", out.status)
+        } else {
+            stdout.into_owned()
+        }
     };
     let doctor = run(&["doctor"]);
     assert!(doctor.contains("enforcement: full"), "{doctor}");

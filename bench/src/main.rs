@@ -1,8 +1,8 @@
 //! execkit benchmarks. Each case measures execkit and a baseline in the same run and prints
 //! the ratio, because absolute times drift on shared machines.
 //!
-//! `cargo run --release -p execkit-bench -- [all|bash-overhead|sink|flood-rss|spawn|input-wait|
-//! ssh|oneshot-bash|oneshot-eval|mcp-first-eval|mcp-warm-eval|mcp-bash|sandbox|
+//! `cargo run --release -p execkit-bench -- [all|bash-overhead|sink|flood-rss|spawn|cgroup-join|
+//! input-wait|ssh|oneshot-bash|oneshot-eval|mcp-first-eval|mcp-warm-eval|mcp-bash|sandbox|
 //! debug|js]`
 
 // Benchmarks print their results, start their baselines with `std::process::Command`, and read
@@ -45,6 +45,9 @@ fn main() {
     if run_all || which == "spawn" {
         runtime.block_on(spawn::supervised());
     }
+    if run_all || which == "cgroup-join" {
+        runtime.block_on(spawn::cgroup_join());
+    }
     if run_all || which == "input-wait" {
         runtime.block_on(input_wait::latency());
     }
@@ -80,6 +83,7 @@ fn main() {
         "sink",
         "flood-rss",
         "spawn",
+        "cgroup-join",
         "input-wait",
         "ssh",
         "oneshot-bash",

@@ -16,6 +16,8 @@ const FIRST_RUNS: usize = 10;
 const WARMUP: usize = 50;
 const WARM_RUNS: usize = 1000;
 const BASH_RUNS: usize = 500;
+const SPACED_RUNS: usize = 100;
+const SPACING: Duration = Duration::from_millis(20);
 
 /// The floor of a Python kernel: read a JSON line, evaluate, write a JSON line.
 const BARE_KERNEL: &str = r#"
@@ -68,15 +70,16 @@ pub fn first_eval() {
             return println!("mcp: the bare kernel failed on {}", python());
         };
         let started = Instant::now();
+        // Timed to the result; the server's shutdown after it is not part of the figure.
         let first = McpServer::start(&execkit, dir.path(), &vars(dir.path())).and_then(|mut s| {
-            let result = s.call("eval", PY_1_PLUS_1());
+            let result = s.call("eval", PY_1_PLUS_1()).map(|_| started.elapsed());
             s.close();
             result
         });
-        let t = started.elapsed();
-        if let Err(err) = first {
-            return println!("mcp: {err}");
-        }
+        let t = match first {
+            Ok(t) => t,
+            Err(err) => return println!("mcp: {err}"),
+        };
         if i >= 1 {
             bare.push(b);
             tool.push(t);
@@ -181,5 +184,29 @@ pub fn bash() {
         ms(raw),
         ms(ping),
         ms(tool) - ms(raw) - ms(ping)
+    );
+    bash_spaced();
+}
+
+/// Calls as far apart as an agent's: 20 ms of nothing before each measured step.
+fn bash_spaced() {
+    let rounds = warm_rounds(SPACED_RUNS, |server| {
+        std::thread::sleep(SPACING);
+        let (r, _) = timed(|| Command::new("bash").args(["-c", "true"]).status());
+        std::thread::sleep(SPACING);
+        let (t, called) = timed(|| server.call("bash", json!({"command": "true"})));
+        called.map(|_| [r, t])
+    });
+    let [raw, tool] = match rounds {
+        Ok(samples) => samples.map(|s| summarize(s).median),
+        Err(err) => return println!("mcp: {err}"),
+    };
+    println!(
+        "mcp bash, calls {} ms apart ({SPACED_RUNS} runs): `true` through MCP median {:.2} ms; \
+         raw `bash -c true` {:.2} ms; added {:+.2} ms",
+        SPACING.as_millis(),
+        ms(tool),
+        ms(raw),
+        ms(tool) - ms(raw)
     );
 }

@@ -101,10 +101,12 @@ pub(crate) fn create_leaf(
     let leaf = root.dir.join(format!("c{n}"));
     let mut attempts = 0;
     loop {
-        ensure_root(root)?;
         match fs::create_dir(&leaf) {
-            // The parent went away between the two calls (see `remove_leaf`).
-            Err(err) if err.kind() == io::ErrorKind::NotFound && attempts < 3 => attempts += 1,
+            // The parent is gone (see `remove_leaf`): make it again and retry.
+            Err(err) if err.kind() == io::ErrorKind::NotFound && attempts < 3 => {
+                attempts += 1;
+                ensure_root(root)?;
+            }
             other => break other?,
         }
     }

@@ -14,9 +14,12 @@ pub(crate) const MAX_EXTRA_FDS: usize = 32;
 
 pub(crate) struct ChildSetup {
     pub parent: libc::pid_t,
+    /// `cgroup.procs` of the v2 leaf, when the child could not be created inside it.
     pub cgroup_procs: Option<RawFd>,
-    /// `cgroup.procs` of the v1 `pids` leaf ([`crate::pids_v1`]), joined the same way.
-    pub pids_procs: Option<RawFd>,
+    /// `tasks` of the v1 `pids` leaf ([`crate::pids_v1`]). The child is a single thread here,
+    /// so moving that thread moves the process, and a thread's move (unlike a write to
+    /// `cgroup.procs`) does not wait for the kernel's global threadgroup lock.
+    pub pids_tasks: Option<RawFd>,
     pub extra: Vec<(RawFd, RawFd)>,
     /// The PTY slave's path.
     pub tty: Option<CString>,
@@ -39,7 +42,7 @@ impl ChildSetup {
             if libc::getppid() != self.parent {
                 libc::syscall(libc::SYS_kill, libc::syscall(libc::SYS_getpid), libc::SIGKILL);
             }
-            for fd in [self.cgroup_procs, self.pids_procs].into_iter().flatten() {
+            for fd in [self.cgroup_procs, self.pids_tasks].into_iter().flatten() {
                 if libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
                     return Err(io::Error::last_os_error());
                 }

@@ -3,9 +3,11 @@
 //! Every child goes through one [`Supervisor`]: a dedicated spawner thread (so the parent-death
 //! signal is tied to a thread that never exits), a new session per child, default signal
 //! dispositions, only the fds it was given, and containment in a cgroup v2 leaf where the
-//! machine allows it (else its process group plus a subreaper walk). Where the v2 tree has no
-//! `pids` controller but a v1 `pids` hierarchy is writable (hybrid hosts), each child also joins
-//! a v1 leaf whose `pids.max` stops fork bombs. [`run::run`] drives a child to its end under a
+//! machine allows it (else its process group plus a subreaper walk). The child is created
+//! inside its leaf (`clone3` with `CLONE_INTO_CGROUP`) rather than moved there, because a move
+//! waits for the kernel's global cgroup lock. Where the v2 tree has no `pids` controller but a
+//! v1 `pids` hierarchy is writable (hybrid hosts), each child also joins a v1 leaf whose
+//! `pids.max` stops fork bombs. The next spawn's leaves are made while the last child runs. [`run::run`] drives a child to its end under a
 //! deadline and a cancellation token, drains its output for a bounded time after the leader
 //! exits, and reports processes that linger. [`mod@env`] builds the hardened, scrubbed
 //! environments every tool passes to its children.
@@ -26,6 +28,7 @@
 
 mod cgroup;
 mod child;
+mod clone3;
 mod confine;
 pub mod env;
 mod environ_block;

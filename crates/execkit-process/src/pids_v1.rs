@@ -88,10 +88,12 @@ pub(crate) fn create_leaf(root: &PidsRoot, n: u64) -> io::Result<PathBuf> {
     let leaf = root.dir.join(format!("c{n}"));
     let mut attempts = 0;
     loop {
-        ensure_root(&root.dir)?;
         match fs::create_dir(&leaf) {
-            // The parent went away between the two calls (see `cgroup::remove_leaf`).
-            Err(err) if err.kind() == io::ErrorKind::NotFound && attempts < 3 => attempts += 1,
+            // The parent is gone (see `cgroup::remove_leaf`): make it again and retry.
+            Err(err) if err.kind() == io::ErrorKind::NotFound && attempts < 3 => {
+                attempts += 1;
+                ensure_root(&root.dir)?;
+            }
             other => break other?,
         }
     }

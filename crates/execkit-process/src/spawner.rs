@@ -47,12 +47,20 @@ impl std::fmt::Debug for SpawnedOutput {
     }
 }
 
+/// The child's cgroup leaves, opened before the clone.
+#[derive(Default)]
+pub(crate) struct LeafFds {
+    /// The v2 leaf's directory.
+    pub cgroup_dir: Option<OwnedFd>,
+    /// Create the child inside the v2 leaf where the kernel can (else it joins by a write).
+    pub into_leaf: bool,
+    /// `tasks` of the v1 `pids` leaf.
+    pub pids_tasks: Option<OwnedFd>,
+}
+
 pub(crate) struct Request {
     pub spec: SpawnSpec,
-    /// `cgroup.procs` of the child's leaf, opened before the fork.
-    pub cgroup_procs: Option<OwnedFd>,
-    /// `cgroup.procs` of the child's v1 `pids` leaf, opened before the fork.
-    pub pids_procs: Option<OwnedFd>,
+    pub leaves: LeafFds,
     /// The sandbox the child applies, prepared by the Supervisor from its policy.
     pub confinement: Prepared,
     pub reply: oneshot::Sender<io::Result<Spawned>>,
@@ -66,9 +74,9 @@ pub(crate) fn start(shared: Arc<Shared>) -> io::Result<mpsc::Sender<Request>> {
         loop {
             match rx.recv_timeout(REAP_INTERVAL) {
                 Ok(request) => {
-                    let procs = [request.cgroup_procs, request.pids_procs];
-                    let result = spawn_one(&mut stack, request.spec, procs, request.confinement);
-                    if let Err(Ok(orphan)) = request.reply.send(result) {
+                    let Request { spec, leaves, confinement, reply } = request;
+                    let result = spawn_one(&mut stack, spec, leaves, confinement);
+                    if let Err(Ok(orphan)) = reply.send(result) {
                         // The caller stopped waiting (its future was dropped): nobody would
                         // ever track this child.
                         kill_unwanted(orphan.pid);
@@ -112,7 +120,7 @@ fn pidfd_open(pid: u32) -> Option<OwnedFd> {
 fn spawn_one(
     stack: &mut Option<ChildStack>,
     spec: SpawnSpec,
-    procs: [Option<OwnedFd>; 2],
+    leaves: LeafFds,
     confinement: Prepared,
 ) -> io::Result<Spawned> {
     if spec.extra_fds.len() > MAX_EXTRA_FDS {
@@ -147,11 +155,13 @@ fn spawn_one(
         cwd,
         setup: ChildSetup {
             parent: std::process::id() as libc::pid_t,
-            cgroup_procs: procs[0].as_ref().map(AsRawFd::as_raw_fd),
-            pids_procs: procs[1].as_ref().map(AsRawFd::as_raw_fd),
+            cgroup_procs: None,
+            pids_tasks: leaves.pids_tasks.as_ref().map(AsRawFd::as_raw_fd),
             extra: spec.extra_fds.iter().map(|(fd, target)| (fd.as_raw_fd(), *target)).collect(),
             tty: pty.as_ref().map(|p| p.tty_c.clone()),
         },
+        cgroup_dir: leaves.cgroup_dir.as_ref().map(AsRawFd::as_raw_fd),
+        into_leaf: leaves.into_leaf,
         confinement,
         image,
     };
@@ -162,7 +172,7 @@ fn spawn_one(
     let spawned = vfork::spawn(stack, &mut launch);
     // Drop the parent's copies of the child's ends now, so EOF reaches us when the child's
     // side closes.
-    drop((launch, null, stdin_read, out_write, procs, spec.extra_fds));
+    drop((launch, null, stdin_read, out_write, leaves, spec.extra_fds));
     let pid = spawned.map_err(|err| cwd_error(&spec.cwd, err))?;
     let output = match (pty, out_read) {
         (Some(pty), _) => {

@@ -19,7 +19,7 @@ use crate::pids_v1::{self, PidsRoot};
 use crate::pty::{PtyHandle, PtyUnavailable};
 use crate::sandbox::Sandbox;
 use crate::spawn::{Child, OutputPipe, SpawnError, SpawnSpec, StdinPipe};
-use crate::spawner::{self, Request, SpawnedOutput};
+use crate::spawner::{self, LeafFds, Request, SpawnedOutput};
 use crate::tree::{Leaves, ProcessTree, Shared, lock};
 use crate::{rundir, spawner::Spawned, watchdog};
 
@@ -41,6 +41,10 @@ pub struct SupervisorConfig {
     pub subreaper: bool,
     /// Try cgroup v2 containment (tests turn it off to exercise the fallback).
     pub use_cgroup: bool,
+    /// Create each child inside its cgroup v2 leaf (`clone3` with `CLONE_INTO_CGROUP`) where
+    /// the kernel allows it; `false` makes every child join its leaf by writing `cgroup.procs`,
+    /// which waits for the kernel's global cgroup lock (benchmarks compare the two).
+    pub spawn_into_leaf: bool,
     /// `EXECKIT_MEMORY_MAX`: `memory.max` of each leaf, when the memory controller is delegated.
     pub memory_max: Option<u64>,
     /// `EXECKIT_NO_PTY=1`: PTY spawns fail with [`crate::PtyUnavailable`] and tools fall back.
@@ -64,6 +68,7 @@ impl Default for SupervisorConfig {
             drain_max: Duration::from_millis(2000),
             subreaper: false,
             use_cgroup: true,
+            spawn_into_leaf: true,
             memory_max: None,
             no_pty: false,
             pids_max: crate::cgroup::PIDS_MAX,
@@ -107,6 +112,9 @@ struct Inner {
     shared: Arc<Shared>,
     requests: Mutex<Option<mpsc::Sender<Request>>>,
     closed: AtomicBool,
+    /// Leaves made for the next spawn while the last child runs, so that a spawn does not
+    /// wait for the two cgroup `mkdir`s (about 0.1 ms).
+    spare: Mutex<Option<Leaves>>,
 }
 
 /// Owns every child this Toolkit starts. Cheap to clone.
@@ -170,6 +178,7 @@ impl Supervisor {
                 shared,
                 requests: Mutex::new(Some(requests)),
                 closed: AtomicBool::new(false),
+                spare: Mutex::new(None),
             }),
         })
     }
@@ -226,15 +235,12 @@ impl Supervisor {
             return Err(fail(io::Error::other(PtyUnavailable { reason })));
         }
         let detached = spec.detached;
-        let leaves = if detached { Leaves::default() } else { self.leaves() };
-        let procs = match open_procs_of(&leaves) {
-            Ok(procs) => procs,
-            Err(err) => {
-                remove_leaves(&leaves);
-                return Err(fail(err));
-            }
+        let (leaves, leaf_fds) = if detached {
+            (Leaves::default(), LeafFds::default())
+        } else {
+            self.open_spare().map_err(fail)?
         };
-        let result = self.request(spec, procs, confinement).await;
+        let result = self.request(spec, leaf_fds, confinement).await;
         let spawned = match result {
             Ok(spawned) => spawned,
             Err(err) => {
@@ -243,6 +249,9 @@ impl Supervisor {
             }
         };
         let tree = ProcessTree::new(spawned.pid, leaves, &self.inner.shared, detached);
+        if !detached {
+            self.refill_spare();
+        }
         if tree.cgroup().is_none() {
             // Without a leaf, the child's process group is what the watchdog can kill.
             watchdog::register_group(tree.leader_pid(), tree.leader_start());
@@ -271,6 +280,38 @@ impl Supervisor {
         crate::tree::disown(pid);
     }
 
+    /// The spare leaves, opened, or new ones when there is no spare or it cannot be opened
+    /// (something outside removed it).
+    fn open_spare(&self) -> io::Result<(Leaves, LeafFds)> {
+        let into_leaf = self.inner.config.spawn_into_leaf;
+        if let Some(spare) = lock(&self.inner.spare).take() {
+            match open_leaves(&spare, into_leaf) {
+                Ok(fds) => return Ok((spare, fds)),
+                Err(_) => remove_leaves(&spare),
+            }
+        }
+        let leaves = self.leaves();
+        match open_leaves(&leaves, into_leaf) {
+            Ok(fds) => Ok((leaves, fds)),
+            Err(err) => {
+                remove_leaves(&leaves);
+                Err(err)
+            }
+        }
+    }
+
+    /// Makes the next spawn's leaves, unless there are some already or the Supervisor closed.
+    fn refill_spare(&self) {
+        let inner = &self.inner;
+        if inner.cgroup.is_none() && inner.pids_v1.is_err() {
+            return;
+        }
+        let mut spare = lock(&inner.spare);
+        if spare.is_none() && !inner.closed.load(Ordering::SeqCst) {
+            *spare = Some(self.leaves());
+        }
+    }
+
     /// A spawn's cgroup leaves. One number for both, so `c<n>` names the same child in each.
     fn leaves(&self) -> Leaves {
         let n = NEXT_LEAF.fetch_add(1, Ordering::Relaxed);
@@ -279,22 +320,21 @@ impl Supervisor {
             self.inner.cgroup.as_ref().and_then(|r| cgroup::create_leaf(r, n, memory_max).ok());
         let pids_root = self.inner.pids_v1.as_ref().ok();
         let pids_leaf = pids_root.and_then(|root| pids_v1::create_leaf(root, n).ok());
-        Leaves { v2: leaf, pids_v1: pids_leaf }
+        let memory = self.inner.cgroup.as_ref().is_some_and(|root| root.memory);
+        Leaves { v2: leaf, pids_v1: pids_leaf, memory }
     }
 
-    /// `procs`: the `cgroup.procs` of the v2 leaf and of the v1 `pids` leaf.
     async fn request(
         &self,
         spec: SpawnSpec,
-        procs: [Option<OwnedFd>; 2],
+        leaves: LeafFds,
         confinement: Prepared,
     ) -> io::Result<Spawned> {
         if self.inner.closed.load(Ordering::SeqCst) {
             return Err(io::Error::other("the supervisor is closed"));
         }
         let (reply, response) = oneshot::channel();
-        let [cgroup_procs, pids_procs] = procs;
-        let request = Request { spec, cgroup_procs, pids_procs, confinement, reply };
+        let request = Request { spec, leaves, confinement, reply };
         let sent = lock(&self.inner.requests).as_ref().map(|tx| tx.send(request).is_ok());
         if sent != Some(true) {
             return Err(io::Error::other("the spawner thread is gone"));
@@ -331,6 +371,9 @@ impl Inner {
     fn finish(&self) {
         if lock(&self.requests).take().is_none() {
             return;
+        }
+        if let Some(spare) = lock(&self.spare).take() {
+            remove_leaves(&spare);
         }
         if let Some(root) = &self.cgroup {
             cgroup::remove(&root.dir);
@@ -374,11 +417,13 @@ fn pids_v1_root(
     Ok(root)
 }
 
-/// `cgroup.procs` of the v2 leaf and of the v1 `pids` leaf, for the child to join.
-fn open_procs_of(leaves: &Leaves) -> io::Result<[Option<OwnedFd>; 2]> {
-    let v2 = leaves.v2.as_deref().map(open_procs).transpose()?;
-    let pids_v1 = leaves.pids_v1.as_deref().map(open_procs).transpose()?;
-    Ok([v2, pids_v1])
+/// The v2 leaf's directory (the child is created inside it, or joins it) and the v1 `pids`
+/// leaf's `tasks` (the child joins it).
+fn open_leaves(leaves: &Leaves, into_leaf: bool) -> io::Result<LeafFds> {
+    let cgroup_dir = leaves.v2.as_deref().map(open_dir).transpose()?;
+    let pids_tasks =
+        leaves.pids_v1.as_deref().map(|leaf| open_write(&leaf.join("tasks"))).transpose()?;
+    Ok(LeafFds { cgroup_dir, into_leaf, pids_tasks })
 }
 
 /// An ended tree without a leaf leaves the watchdog's list of process groups.
@@ -394,12 +439,17 @@ fn remove_leaves(leaves: &Leaves) {
     leaves.pids_v1.as_deref().map(cgroup::remove);
 }
 
-fn open_procs(leaf: &Path) -> io::Result<OwnedFd> {
-    let file = OpenOptions::new()
-        .write(true)
-        .custom_flags(libc::O_CLOEXEC)
-        .open(leaf.join("cgroup.procs"))?;
+fn open_write(path: &Path) -> io::Result<OwnedFd> {
+    let file = OpenOptions::new().write(true).custom_flags(libc::O_CLOEXEC).open(path)?;
     Ok(file.into())
+}
+
+fn open_dir(path: &Path) -> io::Result<OwnedFd> {
+    let dir = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
+        .open(path)?;
+    Ok(dir.into())
 }
 
 fn into_child(spawned: Spawned, tree: ProcessTree) -> io::Result<Child> {

@@ -160,3 +160,25 @@ async fn a_detached_spawn_leaves_its_daemon_running() {
     unsafe { libc::kill(daemon as i32, libc::SIGKILL) };
     assert!(alive, "close left the daemon running");
 }
+
+/// A child with a cgroup v2 leaf starts in it both ways: created inside it by `clone3`, and
+/// joining it by a write to `cgroup.procs` (kernels without `clone3`).
+#[tokio::test]
+async fn a_child_starts_in_its_cgroup_leaf_either_way() {
+    for spawn_into_leaf in [true, false] {
+        let sup =
+            Supervisor::start(SupervisorConfig { spawn_into_leaf, ..Default::default() }).unwrap();
+        if let Containment::ProcessGroup { reason } = sup.containment() {
+            println!("SKIPPED a_child_starts_in_its_cgroup_leaf_either_way: {reason}");
+            return;
+        }
+        let child = sup.spawn(spec("grep '^0::' /proc/self/cgroup")).await.unwrap();
+        let leaf = child.tree().cgroup().expect("a leaf").to_path_buf();
+        let mut out = Collect(Vec::new());
+        run::run(child, &mut out, limits()).await;
+        let line = String::from_utf8_lossy(&out.0).into_owned();
+        let name = format!("/{}\n", leaf.file_name().unwrap().display());
+        assert!(line.ends_with(&name), "into_leaf={spawn_into_leaf}: {line:?} not in {leaf:?}");
+        sup.close().await;
+    }
+}

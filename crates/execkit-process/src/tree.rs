@@ -123,6 +123,10 @@ struct TreeInner {
     kill_once: OnceCell<KillReport>,
     /// A detached spawn ([`crate::SpawnSpec::detached`]): the leader is the only member.
     detached: bool,
+    /// The v2 leaf has the memory controller (`memory.peak`, `memory.events`).
+    memory: bool,
+    /// Both leaves are gone; later removals have nothing to do.
+    leaves_removed: AtomicBool,
 }
 
 /// The cgroup leaves one spawn joined.
@@ -130,6 +134,8 @@ struct TreeInner {
 pub(crate) struct Leaves {
     pub v2: Option<PathBuf>,
     pub pids_v1: Option<PathBuf>,
+    /// The v2 leaf has the memory controller.
+    pub memory: bool,
 }
 
 /// Cheap, cloneable handle to one spawned tree.
@@ -158,6 +164,8 @@ impl ProcessTree {
                 abandoned: AtomicBool::new(false),
                 kill_once: OnceCell::new(),
                 detached,
+                memory: leaves.memory,
+                leaves_removed: AtomicBool::new(false),
             }),
         };
         let mut all = lock(&ALL_TREES);
@@ -396,18 +404,30 @@ impl ProcessTree {
 
     /// Removes the cgroup leaves when they are empty.
     pub(crate) fn remove_leaf(&self) -> bool {
+        if self.inner.leaves_removed.load(Ordering::Acquire) {
+            return true;
+        }
         let v2 = self.inner.leaf.as_deref().is_none_or(cgroup::remove_leaf);
         let pids_v1 = self.pids_leaf().is_none_or(cgroup::remove_leaf);
-        v2 && pids_v1
+        let removed = v2 && pids_v1;
+        if removed {
+            self.inner.leaves_removed.store(true, Ordering::Release);
+        }
+        removed
+    }
+
+    /// The v2 leaf, when it has the memory controller.
+    fn memory_leaf(&self) -> Option<&std::path::Path> {
+        self.inner.leaf.as_deref().filter(|_| self.inner.memory)
     }
 
     /// `memory.peak` of the cgroup, when known.
     pub fn memory_peak_bytes(&self) -> Option<u64> {
-        cgroup::memory_peak(self.inner.leaf.as_deref()?)
+        cgroup::memory_peak(self.memory_leaf()?)
     }
 
     /// True when the cgroup's `memory.events` shows an OOM kill.
     pub fn oom_killed(&self) -> bool {
-        self.inner.leaf.as_deref().is_some_and(|leaf| cgroup::oom_kills(leaf) > 0)
+        self.memory_leaf().is_some_and(|leaf| cgroup::oom_kills(leaf) > 0)
     }
 }

@@ -1,4 +1,5 @@
-//! The spawn itself: `clone(CLONE_VM | CLONE_VFORK)` on a reused stack, then `execve`.
+//! The spawn itself: `clone(CLONE_VM | CLONE_VFORK)` on a reused stack, then `execve`; a
+//! child with a cgroup v2 leaf is created inside it ([`crate::clone3`]).
 //!
 //! `fork` copies the parent's page tables, so it costs more the bigger the parent is; a child
 //! that borrows the parent's memory until it execs costs the same for any parent (glibc's
@@ -22,11 +23,12 @@
 use std::collections::BTreeMap;
 use std::ffi::{CStr, CString, OsStr};
 use std::io;
-use std::os::fd::RawFd;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicI32, Ordering};
 
 use crate::child::ChildSetup;
+use crate::clone3::{self, Cloned};
 use crate::confine::Prepared;
 use crate::spawn::SpawnSpec;
 
@@ -84,6 +86,12 @@ impl ChildStack {
     pub(crate) fn top(&mut self) -> *mut libc::c_void {
         // SAFETY: one past the end of the mapping, which is page-aligned (so 16-byte aligned).
         unsafe { self.base.cast::<u8>().add(self.len).cast() }
+    }
+
+    /// The lowest address and the length, as `clone3` takes a stack (guard page included: the
+    /// kernel starts the child at the top).
+    fn region(&mut self) -> (*mut libc::c_void, usize) {
+        (self.base, self.len)
     }
 }
 
@@ -183,6 +191,10 @@ pub(crate) struct Launch {
     pub stdio: [RawFd; 3],
     pub cwd: Option<CString>,
     pub setup: ChildSetup,
+    /// The child's cgroup v2 leaf directory: the child is created inside it, or joins it.
+    pub cgroup_dir: Option<RawFd>,
+    /// Create the child inside `cgroup_dir` where the kernel can.
+    pub into_leaf: bool,
     /// Applied last, right before `execve`.
     pub confinement: Prepared,
     pub image: ExecImage,
@@ -200,24 +212,64 @@ struct ChildArgs<'a> {
 /// Starts the child; returns its pid once it has exec'd, or the errno it failed with (the
 /// failed child is reaped).
 pub(crate) fn spawn(stack: &mut ChildStack, launch: &mut Launch) -> io::Result<u32> {
+    let Some(dir) = launch.cgroup_dir else {
+        return start(stack, launch, None);
+    };
+    if launch.into_leaf
+        && clone3::usable()
+        && let Some(pid) = start_in_leaf(stack, launch, dir)?
+    {
+        return Ok(pid);
+    }
+    // The kernel cannot create the child inside its leaf: the child joins it by a write.
+    let procs = open_procs(dir)?;
+    launch.setup.cgroup_procs = Some(procs.as_raw_fd());
+    let pid = start(stack, launch, None);
+    launch.setup.cgroup_procs = None;
+    pid
+}
+
+/// [`start`] inside the leaf `dir`; `None` when this kernel cannot do that.
+fn start_in_leaf(
+    stack: &mut ChildStack,
+    launch: &mut Launch,
+    dir: RawFd,
+) -> io::Result<Option<u32>> {
+    match start(stack, launch, Some(dir)) {
+        Err(err) if err.raw_os_error() == Some(UNSUPPORTED) => Ok(None),
+        other => other.map(Some),
+    }
+}
+
+/// Never an errno of a child: marks a `clone3` the kernel refused, so the spawn goes the other way.
+const UNSUPPORTED: i32 = -2;
+
+/// Clones the child (inside the leaf `into`, when given) and waits for it to exec or fail.
+fn start(stack: &mut ChildStack, launch: &mut Launch, into: Option<RawFd>) -> io::Result<u32> {
     let script_argv = launch.image.script_argv.as_mut_ptr();
     let args = ChildArgs { launch: &*launch, script_argv, errno: AtomicI32::new(NO_ERROR) };
+    let arg: *mut libc::c_void = (&args as *const ChildArgs).cast_mut().cast();
     let flags = libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD;
-    let pid = with_signals_blocked(|| {
+    let cloned = signals_blocked(|| match into {
+        // SAFETY: as below; `clone_into` clones with the same flags plus the leaf.
+        Some(dir) => {
+            let (base, len) = stack.region();
+            unsafe { clone3::clone_into(dir, base, len, child_main, arg) }
+        }
         // SAFETY: `child_main` runs on `stack`, which nothing else uses while this thread is
         // suspended (CLONE_VFORK) until the child has exec'd or exited; `args` outlives that,
         // and the child only reads it, writes the errno atomic and the script_argv slot, and
         // makes async-signal-safe syscalls. Without CLONE_FILES, CLONE_FS and CLONE_SIGHAND
         // the child has its own fd table, cwd and signal handlers.
-        unsafe {
-            libc::clone(
-                child_main,
-                stack.top(),
-                flags,
-                (&args as *const ChildArgs).cast_mut().cast(),
-            )
-        }
-    })?;
+        None => match unsafe { libc::clone(child_main, stack.top(), flags, arg) } {
+            -1 => Err(io::Error::last_os_error()),
+            pid => Ok(Cloned::Child(pid)),
+        },
+    })??;
+    let pid = match cloned {
+        Cloned::Child(pid) => pid,
+        Cloned::Unsupported => return Err(io::Error::from_raw_os_error(UNSUPPORTED)),
+    };
     match args.errno.load(Ordering::Acquire) {
         NO_ERROR => Ok(pid as u32),
         errno => {
@@ -227,9 +279,29 @@ pub(crate) fn spawn(stack: &mut ChildStack, launch: &mut Launch) -> io::Result<u
     }
 }
 
+/// `cgroup.procs` of the leaf `dir`, for a child that joins by writing its pid there.
+fn open_procs(dir: RawFd) -> io::Result<OwnedFd> {
+    // SAFETY: openat relative to an open directory fd, with a static C string.
+    let fd =
+        unsafe { libc::openat(dir, c"cgroup.procs".as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a new fd that nobody else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
 /// Runs `clone` with every signal blocked on this thread, so no handler of the parent runs in
 /// a child that shares its memory; returns what `clone` returned.
 pub(crate) fn with_signals_blocked(clone: impl FnOnce() -> libc::c_int) -> io::Result<libc::c_int> {
+    signals_blocked(|| match clone() {
+        pid if pid < 0 => Err(io::Error::last_os_error()),
+        pid => Ok(pid),
+    })?
+}
+
+/// Runs `f` with every signal blocked on this thread.
+fn signals_blocked<T>(f: impl FnOnce() -> T) -> io::Result<T> {
     let all: u64 = !0;
     let mut old: u64 = 0;
     // SAFETY: rt_sigprocmask on this thread with kernel-sized (8-byte) masks; the raw call also
@@ -246,8 +318,7 @@ pub(crate) fn with_signals_blocked(clone: impl FnOnce() -> libc::c_int) -> io::R
     if rc != 0 {
         return Err(io::Error::last_os_error());
     }
-    let pid = clone();
-    let clone_error = io::Error::last_os_error();
+    let result = f();
     // SAFETY: restores this thread's mask saved above.
     unsafe {
         libc::syscall(
@@ -258,10 +329,7 @@ pub(crate) fn with_signals_blocked(clone: impl FnOnce() -> libc::c_int) -> io::R
             8usize,
         )
     };
-    if pid < 0 {
-        return Err(clone_error);
-    }
-    Ok(pid)
+    Ok(result)
 }
 
 /// Collects a child that failed before exec (it has exited: CLONE_VFORK resumed us).

@@ -40,6 +40,7 @@ pub(crate) fn supervisor_config(
         drain_max: Duration::from_millis(limits.drain_max_ms),
         subreaper,
         use_cgroup: !lookup.is_on("EXECKIT_NO_CGROUP"),
+        spawn_into_leaf: true,
         memory_max: memory_max(lookup)?,
         no_pty: lookup.is_on("EXECKIT_NO_PTY"),
         pids_max: PIDS_MAX.read(lookup, notes)?,

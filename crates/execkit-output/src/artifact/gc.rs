@@ -70,7 +70,7 @@ pub(super) fn run(store: &ArtifactStore, now: u64) -> GcReport {
     report
 }
 
-/// Deletes one artifact unless a writer still has it open. Metadata goes first, so a reader
+/// Deletes one artifact unless a writer holds its lock. Metadata goes first, so a reader
 /// racing with GC sees `not found` rather than a half-deleted artifact.
 fn delete(store: &ArtifactStore, id: &ArtifactId) -> bool {
     let out = store.out_file(id);
@@ -80,7 +80,7 @@ fn delete(store: &ArtifactStore, id: &ArtifactId) -> bool {
         Err(_) => return false,
     };
     if let Some(file) = &file
-        && store.being_written(id, file)
+        && !fsutil::try_lock(file, fsutil::Lock::Exclusive).unwrap_or(false)
     {
         return false;
     }
