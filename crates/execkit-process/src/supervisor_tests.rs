@@ -182,3 +182,61 @@ async fn a_child_starts_in_its_cgroup_leaf_either_way() {
         sup.close().await;
     }
 }
+
+/// Set in the copy of this test binary that runs under a filter refusing `clone3`.
+const NO_CLONE3: &str = "EXECKIT_TEST_NO_CLONE3";
+
+/// Where the kernel refuses `clone3` (here a seccomp filter answering ENOSYS, as container
+/// runtimes do), spawns fall back to the write into `cgroup.procs` and the child still starts
+/// in its leaf. The filter stays on the thread that installs it, so the test runs in a copy of
+/// this binary.
+#[test]
+#[allow(clippy::disallowed_methods)] // re-runs this test binary with the switch set
+fn without_clone3_a_child_joins_its_cgroup_leaf_by_a_write() {
+    let name = "supervisor::tests::without_clone3_a_child_joins_its_cgroup_leaf_by_a_write";
+    if std::env::var_os(NO_CLONE3).is_none() {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", name, "--nocapture", "--test-threads=1"])
+            .env(NO_CLONE3, "1")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+        assert!(stdout.contains("joined by a write") || stdout.contains("SKIPPED"), "{stdout}");
+        return;
+    }
+    refuse_clone3();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let sup = Supervisor::start(SupervisorConfig::default()).unwrap();
+        if let Containment::ProcessGroup { reason } = sup.containment() {
+            return println!("SKIPPED {name}: {reason}");
+        }
+        let child = sup.spawn(spec("grep '^0::' /proc/self/cgroup")).await.unwrap();
+        let leaf = child.tree().cgroup().expect("a leaf").to_path_buf();
+        let mut out = Collect(Vec::new());
+        run::run(child, &mut out, limits()).await;
+        let line = String::from_utf8_lossy(&out.0).into_owned();
+        let name = format!("/{}\n", leaf.file_name().unwrap().display());
+        assert!(line.ends_with(&name), "{line:?} is not in {leaf:?}");
+        assert!(!crate::clone3::usable(), "the refusal was not noticed");
+        sup.close().await;
+        println!("joined by a write");
+    });
+}
+
+/// A seccomp filter on this thread (and the threads it starts) that fails `clone3` with ENOSYS.
+fn refuse_clone3() {
+    use seccompiler::{BpfProgram, SeccompAction, SeccompFilter, TargetArch};
+    let rules = [(libc::SYS_clone3, Vec::new())].into_iter().collect();
+    let arch = TargetArch::try_from(std::env::consts::ARCH).unwrap();
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::ENOSYS as u32),
+        arch,
+    )
+    .unwrap();
+    let program: BpfProgram = filter.try_into().unwrap();
+    seccompiler::apply_filter(&program).unwrap();
+}
