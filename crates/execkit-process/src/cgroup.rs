@@ -42,8 +42,8 @@ pub(crate) fn detect(pids_max: u64) -> Result<CgroupRoot, String> {
     Ok(CgroupRoot { pids: has("pids"), memory: has("memory"), ..root })
 }
 
-/// Creates `execkit-<pid>` if it is missing (a sibling Supervisor's last leaf removal takes
-/// it away), enabling the controllers found at detection again.
+/// Creates `execkit-<pid>` if it is missing (a sibling Supervisor of this process removes it
+/// when it closes), enabling the controllers found at detection again.
 fn ensure_root(root: &CgroupRoot) -> io::Result<()> {
     match fs::create_dir(&root.dir) {
         Err(err) if err.kind() != io::ErrorKind::AlreadyExists => Err(err),
@@ -102,7 +102,7 @@ pub(crate) fn create_leaf(
     let mut attempts = 0;
     loop {
         match fs::create_dir(&leaf) {
-            // The parent is gone (see `remove_leaf`): make it again and retry.
+            // The parent is gone (a sibling Supervisor of this process closed): make it again.
             Err(err) if err.kind() == io::ErrorKind::NotFound && attempts < 3 => {
                 attempts += 1;
                 ensure_root(root)?;
@@ -139,16 +139,6 @@ pub(crate) fn kill_all(dir: &Path) -> bool {
 
 pub(crate) fn remove(dir: &Path) -> bool {
     fs::remove_dir(dir).is_ok()
-}
-
-/// Removes a leaf, and its `execkit-<pid>` parent when that is now empty, so a process that
-/// exits without closing leaves nothing behind once its last tree is gone.
-pub(crate) fn remove_leaf(leaf: &Path) -> bool {
-    let removed = remove(leaf);
-    if removed && let Some(parent) = leaf.parent() {
-        remove(parent);
-    }
-    removed
 }
 
 pub(crate) fn memory_peak(leaf: &Path) -> Option<u64> {

@@ -17,8 +17,9 @@ pub(crate) struct ChildSetup {
     /// `cgroup.procs` of the v2 leaf, when the child could not be created inside it.
     pub cgroup_procs: Option<RawFd>,
     /// `tasks` of the v1 `pids` leaf ([`crate::pids_v1`]). The child is a single thread here,
-    /// so moving that thread moves the process, and a thread's move (unlike a write to
-    /// `cgroup.procs`) does not wait for the kernel's global threadgroup lock.
+    /// so moving that thread moves the process, and a thread moving itself (unlike a write to
+    /// `cgroup.procs`) does not wait for the kernel's global threadgroup lock on kernels with
+    /// the single-thread migration fast path (2022 onwards); older ones are no slower.
     pub pids_tasks: Option<RawFd>,
     pub extra: Vec<(RawFd, RawFd)>,
     /// The PTY slave's path.

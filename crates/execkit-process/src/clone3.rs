@@ -84,7 +84,8 @@ pub(crate) unsafe fn clone_into(
         USABLE.store(false, Ordering::Relaxed);
         return Ok(Cloned::Unsupported);
     }
-    Err(io::Error::from_raw_os_error(errno))
+    let err = io::Error::from_raw_os_error(errno);
+    Err(io::Error::new(err.kind(), format!("cannot start the child in its cgroup leaf: {err}")))
 }
 
 /// The raw syscall; the child calls `entry(arg)` on its own stack. Returns the pid or `-errno`.

@@ -7,9 +7,9 @@
 //! inside its leaf (`clone3` with `CLONE_INTO_CGROUP`) rather than moved there, because a move
 //! waits for the kernel's global cgroup lock. Where the v2 tree has no `pids` controller but a
 //! v1 `pids` hierarchy is writable (hybrid hosts), each child also joins a v1 leaf whose
-//! `pids.max` stops fork bombs. The next spawn's leaves are made while the last child runs. [`run::run`] drives a child to its end under a
-//! deadline and a cancellation token, drains its output for a bounded time after the leader
-//! exits, and reports processes that linger. [`mod@env`] builds the hardened, scrubbed
+//! `pids.max` stops fork bombs. The next spawn's leaves are made while the last child runs.
+//! [`run::run`] drives a child to its end under a deadline and a cancellation token, drains its
+//! output for a bounded time after the leader exits, and reports processes that linger. [`mod@env`] builds the hardened, scrubbed
 //! environments every tool passes to its children.
 //!
 //! A child may run on a PTY instead of a pipe ([`SpawnSpec::pty`]); its output then comes

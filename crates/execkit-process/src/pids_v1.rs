@@ -3,8 +3,8 @@
 //! On a hybrid host the `pids` controller is usually bound to its own v1 hierarchy, so the v2
 //! tree cannot have it and a v2 leaf's `pids.max` never exists: a fork bomb inside a command
 //! would be unlimited. There, each spawn also gets `<pids mount>/<own>/execkit-<pid>/c<n>`
-//! with `pids.max`, which the child joins before exec exactly like its v2 leaf (a second
-//! pre-opened `cgroup.procs`). The v1 leaf only limits: membership and kills stay on the v2
+//! with `pids.max`, which the child joins before exec through the leaf's pre-opened `tasks`
+//! file (it is one thread then). The v1 leaf only limits: membership and kills stay on the v2
 //! leaf (`cgroup.kill`) or the process-group fallback.
 
 use std::fs;
@@ -89,7 +89,7 @@ pub(crate) fn create_leaf(root: &PidsRoot, n: u64) -> io::Result<PathBuf> {
     let mut attempts = 0;
     loop {
         match fs::create_dir(&leaf) {
-            // The parent is gone (see `cgroup::remove_leaf`): make it again and retry.
+            // The parent is gone (a sibling Supervisor of this process closed): make it again.
             Err(err) if err.kind() == io::ErrorKind::NotFound && attempts < 3 => {
                 attempts += 1;
                 ensure_root(&root.dir)?;

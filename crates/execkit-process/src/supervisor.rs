@@ -250,7 +250,7 @@ impl Supervisor {
         };
         let tree = ProcessTree::new(spawned.pid, leaves, &self.inner.shared, detached);
         if !detached {
-            self.refill_spare();
+            self.refill_spare_later();
         }
         if tree.cgroup().is_none() {
             // Without a leaf, the child's process group is what the watchdog can kill.
@@ -300,12 +300,20 @@ impl Supervisor {
         }
     }
 
+    /// Makes the next spawn's leaves on a blocking thread, off this spawn's way back to its
+    /// caller, unless there are some already or there is no cgroup containment.
+    fn refill_spare_later(&self) {
+        let inner = &self.inner;
+        if (inner.cgroup.is_none() && inner.pids_v1.is_err()) || lock(&inner.spare).is_some() {
+            return;
+        }
+        let supervisor = self.clone();
+        tokio::task::spawn_blocking(move || supervisor.refill_spare());
+    }
+
     /// Makes the next spawn's leaves, unless there are some already or the Supervisor closed.
     fn refill_spare(&self) {
         let inner = &self.inner;
-        if inner.cgroup.is_none() && inner.pids_v1.is_err() {
-            return;
-        }
         let mut spare = lock(&inner.spare);
         if spare.is_none() && !inner.closed.load(Ordering::SeqCst) {
             *spare = Some(self.leaves());

@@ -179,8 +179,22 @@ async fn a_child_starts_in_its_cgroup_leaf_either_way() {
         let line = String::from_utf8_lossy(&out.0).into_owned();
         let name = format!("/{}\n", leaf.file_name().unwrap().display());
         assert!(line.ends_with(&name), "into_leaf={spawn_into_leaf}: {line:?} not in {leaf:?}");
+        if spawn_into_leaf && clone3_expected() {
+            assert!(crate::clone3::usable(), "clone3 fell back on a kernel that has it");
+        }
         sup.close().await;
     }
+}
+
+/// x86_64, Linux 5.7 or later (`CLONE_INTO_CGROUP`), and no seccomp filter on this process
+/// that could refuse `clone3`.
+fn clone3_expected() -> bool {
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let mut numbers = release.split(['.', '-']).map(|n| n.parse::<u32>().unwrap_or(0));
+    let version = (numbers.next().unwrap_or(0), numbers.next().unwrap_or(0));
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let unfiltered = status.lines().any(|l| l.split_whitespace().eq(["Seccomp:", "0"]));
+    cfg!(target_arch = "x86_64") && version >= (5, 7) && unfiltered
 }
 
 /// Set in the copy of this test binary that runs under a filter refusing `clone3`.

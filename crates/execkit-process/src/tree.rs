@@ -209,7 +209,10 @@ impl ProcessTree {
     pub(crate) fn is_finished(&self) -> bool {
         let leader_done =
             self.inner.reaped.load(Ordering::SeqCst) || self.inner.abandoned.load(Ordering::SeqCst);
-        leader_done && self.poll_members().is_empty()
+        // A removed v2 leaf had no members left (rmdir refuses a populated cgroup).
+        let emptied =
+            self.inner.leaf.is_some() && self.inner.leaves_removed.load(Ordering::Acquire);
+        leader_done && (emptied || self.poll_members().is_empty())
     }
 
     /// Every live member: the cgroup's procs, or the group/session plus /proc descendants.
@@ -407,8 +410,8 @@ impl ProcessTree {
         if self.inner.leaves_removed.load(Ordering::Acquire) {
             return true;
         }
-        let v2 = self.inner.leaf.as_deref().is_none_or(cgroup::remove_leaf);
-        let pids_v1 = self.pids_leaf().is_none_or(cgroup::remove_leaf);
+        let v2 = self.inner.leaf.as_deref().is_none_or(cgroup::remove);
+        let pids_v1 = self.pids_leaf().is_none_or(cgroup::remove);
         let removed = v2 && pids_v1;
         if removed {
             self.inner.leaves_removed.store(true, Ordering::Release);

@@ -213,11 +213,11 @@ struct ChildArgs<'a> {
 /// failed child is reaped).
 pub(crate) fn spawn(stack: &mut ChildStack, launch: &mut Launch) -> io::Result<u32> {
     let Some(dir) = launch.cgroup_dir else {
-        return start(stack, launch, None);
+        return start(stack, launch, None).map(|pid| pid.unwrap_or_default());
     };
     if launch.into_leaf
         && clone3::usable()
-        && let Some(pid) = start_in_leaf(stack, launch, dir)?
+        && let Some(pid) = start(stack, launch, Some(dir))?
     {
         return Ok(pid);
     }
@@ -226,26 +226,16 @@ pub(crate) fn spawn(stack: &mut ChildStack, launch: &mut Launch) -> io::Result<u
     launch.setup.cgroup_procs = Some(procs.as_raw_fd());
     let pid = start(stack, launch, None);
     launch.setup.cgroup_procs = None;
-    pid
+    pid.map(|pid| pid.unwrap_or_default())
 }
-
-/// [`start`] inside the leaf `dir`; `None` when this kernel cannot do that.
-fn start_in_leaf(
-    stack: &mut ChildStack,
-    launch: &mut Launch,
-    dir: RawFd,
-) -> io::Result<Option<u32>> {
-    match start(stack, launch, Some(dir)) {
-        Err(err) if err.raw_os_error() == Some(UNSUPPORTED) => Ok(None),
-        other => other.map(Some),
-    }
-}
-
-/// Never an errno of a child: marks a `clone3` the kernel refused, so the spawn goes the other way.
-const UNSUPPORTED: i32 = -2;
 
 /// Clones the child (inside the leaf `into`, when given) and waits for it to exec or fail.
-fn start(stack: &mut ChildStack, launch: &mut Launch, into: Option<RawFd>) -> io::Result<u32> {
+/// `None` only when the kernel refused to create a child inside `into`.
+fn start(
+    stack: &mut ChildStack,
+    launch: &mut Launch,
+    into: Option<RawFd>,
+) -> io::Result<Option<u32>> {
     let script_argv = launch.image.script_argv.as_mut_ptr();
     let args = ChildArgs { launch: &*launch, script_argv, errno: AtomicI32::new(NO_ERROR) };
     let arg: *mut libc::c_void = (&args as *const ChildArgs).cast_mut().cast();
@@ -268,10 +258,10 @@ fn start(stack: &mut ChildStack, launch: &mut Launch, into: Option<RawFd>) -> io
     })??;
     let pid = match cloned {
         Cloned::Child(pid) => pid,
-        Cloned::Unsupported => return Err(io::Error::from_raw_os_error(UNSUPPORTED)),
+        Cloned::Unsupported => return Ok(None),
     };
     match args.errno.load(Ordering::Acquire) {
-        NO_ERROR => Ok(pid as u32),
+        NO_ERROR => Ok(Some(pid as u32)),
         errno => {
             reap(pid);
             Err(io::Error::from_raw_os_error(errno))
