@@ -300,6 +300,13 @@ impl Supervisor {
         }
     }
 
+    /// The leaves made ahead for the next spawn, if any (tests check they go at close).
+    #[cfg(test)]
+    pub(crate) fn spare_leaves(&self) -> Vec<std::path::PathBuf> {
+        let spare = lock(&self.inner.spare);
+        spare.iter().flat_map(|l| [l.v2.clone(), l.pids_v1.clone()]).flatten().collect()
+    }
+
     /// Makes the next spawn's leaves on a blocking thread, off this spawn's way back to its
     /// caller, unless there are some already or there is no cgroup containment.
     fn refill_spare_later(&self) {

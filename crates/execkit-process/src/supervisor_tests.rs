@@ -254,3 +254,31 @@ fn refuse_clone3() {
     let program: BpfProgram = filter.try_into().unwrap();
     seccompiler::apply_filter(&program).unwrap();
 }
+
+/// After a run, the Supervisor keeps one pair of leaves made ahead for the next spawn and no
+/// other; close removes them.
+#[tokio::test]
+async fn spare_leaves_are_all_that_is_left_between_runs_and_close_removes_them() {
+    let sup = Supervisor::start(SupervisorConfig::default()).unwrap();
+    if let Containment::ProcessGroup { reason } = sup.containment() {
+        return println!("SKIPPED spare_leaves_are_all_that_is_left: {reason}");
+    }
+    let mut used = Vec::new();
+    for _ in 0..3 {
+        let child = sup.spawn(spec("echo ran")).await.unwrap();
+        used.push(child.tree().cgroup().expect("a leaf").to_path_buf());
+        let mut out = Collect(Vec::new());
+        run::run(child, &mut out, limits()).await;
+        assert_eq!(out.0, b"ran\n");
+    }
+    assert!(used.iter().all(|leaf| !leaf.exists()), "{used:?}");
+    // The spare is made on a blocking thread after each spawn; give it a moment.
+    let until = std::time::Instant::now() + Duration::from_secs(5);
+    while sup.spare_leaves().is_empty() && std::time::Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let spare = sup.spare_leaves();
+    assert!(!spare.is_empty() && spare.iter().all(|leaf| leaf.is_dir()), "{spare:?}");
+    sup.close().await;
+    assert!(spare.iter().all(|leaf| !leaf.exists()), "{spare:?} kept");
+}
