@@ -282,3 +282,37 @@ async fn spare_leaves_are_all_that_is_left_between_runs_and_close_removes_them()
     sup.close().await;
     assert!(spare.iter().all(|leaf| !leaf.exists()), "{spare:?} kept");
 }
+
+/// Spawns racing for the spare leaves each get a leaf of their own, and nothing is left after
+/// close.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_spawns_each_get_their_own_leaf() {
+    let sup = Supervisor::start(SupervisorConfig::default()).unwrap();
+    if let Containment::ProcessGroup { reason } = sup.containment() {
+        return println!("SKIPPED concurrent_spawns_each_get_their_own_leaf: {reason}");
+    }
+    let mut runs = tokio::task::JoinSet::new();
+    for i in 0..24 {
+        let sup = sup.clone();
+        runs.spawn(async move {
+            let child = sup.spawn(spec(&format!("echo {i}"))).await.unwrap();
+            let leaf = child.tree().cgroup().expect("a leaf").to_path_buf();
+            let mut out = Collect(Vec::new());
+            run::run(child, &mut out, limits()).await;
+            assert_eq!(String::from_utf8_lossy(&out.0), format!("{i}\n"));
+            leaf
+        });
+    }
+    let mut leaves = Vec::new();
+    while let Some(leaf) = runs.join_next().await {
+        leaves.push(leaf.unwrap());
+    }
+    let mut unique = leaves.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), leaves.len(), "{leaves:?}");
+    assert!(leaves.iter().all(|leaf| !leaf.exists()), "{leaves:?}");
+    let spare = sup.spare_leaves();
+    sup.close().await;
+    assert!(spare.iter().all(|leaf| !leaf.exists()), "{spare:?} kept");
+}
