@@ -213,7 +213,7 @@ struct ChildArgs<'a> {
 /// failed child is reaped).
 pub(crate) fn spawn(stack: &mut ChildStack, launch: &mut Launch) -> io::Result<u32> {
     let Some(dir) = launch.cgroup_dir else {
-        return start(stack, launch, None).map(|pid| pid.unwrap_or_default());
+        return start_plain(stack, launch);
     };
     if launch.into_leaf
         && clone3::usable()
@@ -224,9 +224,14 @@ pub(crate) fn spawn(stack: &mut ChildStack, launch: &mut Launch) -> io::Result<u
     // The kernel cannot create the child inside its leaf: the child joins it by a write.
     let procs = open_procs(dir)?;
     launch.setup.cgroup_procs = Some(procs.as_raw_fd());
-    let pid = start(stack, launch, None);
+    let pid = start_plain(stack, launch);
     launch.setup.cgroup_procs = None;
-    pid.map(|pid| pid.unwrap_or_default())
+    pid
+}
+
+/// [`start`] without a leaf to be created in, which always clones or fails.
+fn start_plain(stack: &mut ChildStack, launch: &mut Launch) -> io::Result<u32> {
+    start(stack, launch, None)?.ok_or_else(|| io::Error::other("clone reported no child"))
 }
 
 /// Clones the child (inside the leaf `into`, when given) and waits for it to exec or fail.
