@@ -234,6 +234,10 @@ impl Supervisor {
             let reason = "EXECKIT_NO_PTY=1".to_string();
             return Err(fail(io::Error::other(PtyUnavailable { reason })));
         }
+        if self.inner.closed.load(Ordering::SeqCst) {
+            // Before any leaf is made: a leaf would bring back the cgroup that close removed.
+            return Err(fail(io::Error::other("the supervisor is closed")));
+        }
         let detached = spec.detached;
         let (leaves, leaf_fds) = if detached {
             (Leaves::default(), LeafFds::default())

@@ -119,10 +119,12 @@ async fn exec_searches_child_path_and_runs_plain_scripts() {
 
 #[tokio::test]
 async fn spawn_after_close_fails() {
-    let sup = fallback();
-    sup.close().await;
-    let err = sup.spawn(spec("true")).await.unwrap_err();
-    assert_eq!(err.to_string(), "Failed to start /bin/bash: the supervisor is closed");
+    for sup in [fallback(), Supervisor::start(SupervisorConfig::default()).unwrap()] {
+        sup.close().await;
+        let err = sup.spawn(spec("true")).await.unwrap_err();
+        assert_eq!(err.to_string(), "Failed to start /bin/bash: the supervisor is closed");
+        assert!(sup.spare_leaves().is_empty(), "{:?}", sup.spare_leaves());
+    }
 }
 
 #[test]
