@@ -174,18 +174,23 @@ async fn a_child_starts_in_its_cgroup_leaf_either_way() {
             println!("SKIPPED a_child_starts_in_its_cgroup_leaf_either_way: {reason}");
             return;
         }
-        let child = sup.spawn(spec("grep '^0::' /proc/self/cgroup")).await.unwrap();
-        let leaf = child.tree().cgroup().expect("a leaf").to_path_buf();
-        let mut out = Collect(Vec::new());
-        run::run(child, &mut out, limits()).await;
-        let line = String::from_utf8_lossy(&out.0).into_owned();
-        let name = format!("/{}\n", leaf.file_name().unwrap().display());
-        assert!(line.ends_with(&name), "into_leaf={spawn_into_leaf}: {line:?} not in {leaf:?}");
+        assert_starts_in_its_leaf(&sup).await;
         if spawn_into_leaf && clone3_expected() {
             assert!(crate::clone3::usable(), "clone3 fell back on a kernel that has it");
         }
         sup.close().await;
     }
+}
+
+/// Spawns a child that prints its own cgroup v2 path and checks it is the tree's leaf.
+async fn assert_starts_in_its_leaf(sup: &Supervisor) {
+    let child = sup.spawn(spec("grep '^0::' /proc/self/cgroup")).await.unwrap();
+    let leaf = child.tree().cgroup().expect("a leaf").to_path_buf();
+    let mut out = Collect(Vec::new());
+    run::run(child, &mut out, limits()).await;
+    let line = String::from_utf8_lossy(&out.0).into_owned();
+    let name = format!("/{}\n", leaf.file_name().unwrap().display());
+    assert!(line.ends_with(&name), "{line:?} is not in {leaf:?}");
 }
 
 /// x86_64, Linux 5.7 or later (`CLONE_INTO_CGROUP`), and no seccomp filter on this process
@@ -228,13 +233,7 @@ fn without_clone3_a_child_joins_its_cgroup_leaf_by_a_write() {
         if let Containment::ProcessGroup { reason } = sup.containment() {
             return println!("SKIPPED {name}: {reason}");
         }
-        let child = sup.spawn(spec("grep '^0::' /proc/self/cgroup")).await.unwrap();
-        let leaf = child.tree().cgroup().expect("a leaf").to_path_buf();
-        let mut out = Collect(Vec::new());
-        run::run(child, &mut out, limits()).await;
-        let line = String::from_utf8_lossy(&out.0).into_owned();
-        let name = format!("/{}\n", leaf.file_name().unwrap().display());
-        assert!(line.ends_with(&name), "{line:?} is not in {leaf:?}");
+        assert_starts_in_its_leaf(&sup).await;
         assert!(!crate::clone3::usable(), "the refusal was not noticed");
         sup.close().await;
         println!("joined by a write");
