@@ -238,6 +238,27 @@ async fn working_directory_rules() {
     assert_eq!(out.text(), format!("{}/link", work.display()));
 }
 
+/// The final directory is recorded for every way a command can move bash, and only then: a
+/// command that cannot move it runs with no prelude, so bash `exec`s its program.
+#[tokio::test]
+async fn directory_changes_are_noticed_however_they_happen() {
+    let kit = Kit::new();
+    std::fs::write(kit.work().join("env.sh"), "cd /tmp\n").unwrap();
+    for command in [". ./env.sh", "source env.sh", "eval 'cd /tmp'", "pushd /tmp >/dev/null"] {
+        let out = kit.bash(json!({"command": command})).await;
+        assert_eq!(out.field("final_cwd"), json!("/tmp"), "{command}: {}", out.text());
+    }
+    let out = kit.bash(json!({"command": "readlink /proc/$$/exe"})).await;
+    assert!(out.text().ends_with("/readlink"), "bash did not exec its program: {}", out.text());
+    for command in [
+        "[ -z \"${BASH_ENV+set}\" ] && echo unset",
+        "cd /tmp; [ -z \"${BASH_ENV+set}\" ] && echo unset",
+    ] {
+        let out = kit.bash(json!({"command": command})).await;
+        assert!(out.text().starts_with("unset"), "{command}: {}", out.text());
+    }
+}
+
 #[tokio::test]
 async fn large_command_runs_from_a_script_file() {
     let kit = Kit::new();

@@ -13,6 +13,7 @@ use execkit_process::{CancellationToken, Child, PtyHandle, PtySize, SpawnSpec, S
 use execkit_protocol::ToolResult;
 use execkit_runkit::LingeringAction;
 
+use crate::cwd_change::may_change_directory;
 use crate::input_wait::Detector;
 use crate::request::Request;
 use crate::result::{Explained, Finished, start_failed_result};
@@ -57,7 +58,7 @@ impl BashRunner {
         let run_dir = inner.deps.supervisor.run_dir().to_path_buf();
         let caller_bash_env = request.env.contains_key("BASH_ENV");
         let mut temp = RemoveOnDrop(Vec::new());
-        let env = self.call_env(request, &snap, &run_dir, caller_bash_env)?;
+        let (env, tracks_cwd) = self.call_env(request, &snap, &run_dir, caller_bash_env)?;
         let scrubbed = env.scrubbed();
         let limits = &inner.deps.limits;
         let size = PtySize { cols: limits.pty_cols as u16, rows: limits.pty_rows as u16 };
@@ -89,8 +90,7 @@ impl BashRunner {
         let mut child = spawned
             .map_err(|err| start_failed_result(&format!("Failed to start bash: {}", err.source)))?;
         let pty = child.pty();
-        let cwd_file =
-            (!caller_bash_env).then(|| run_dir.join(format!("bash-cwd-{}", child.pid())));
+        let cwd_file = tracks_cwd.then(|| run_dir.join(format!("bash-cwd-{}", child.pid())));
         temp.0.extend(cwd_file.clone());
         if let Some(bytes) = extras.stdin {
             feed_stdin(&mut child, pty.clone(), bytes);
@@ -108,18 +108,24 @@ impl BashRunner {
     }
 
     /// The call's environment before the terminal and caller layers: the Toolkit's base (or,
-    /// with a caller's own `BASH_ENV`, the layers without snapshot and prelude) and `PWD`.
+    /// with a caller's own `BASH_ENV`, the layers without snapshot and prelude) and `PWD`; and
+    /// whether the prelude records the final `$PWD`.
+    ///
+    /// The prelude runs when it has work: the snapshot's replay, or a command that could change
+    /// directory (its EXIT trap records where bash ended). A call with neither gets no
+    /// `BASH_ENV` at all, so bash starts as fast as a plain `bash -c` and can `exec` the
+    /// command's last program.
     fn call_env(
         &self,
         request: &Request,
         snap: &Snapshot,
         run_dir: &Path,
         caller_bash_env: bool,
-    ) -> Result<EnvBuilder, ToolResult> {
+    ) -> Result<(EnvBuilder, bool), ToolResult> {
         let inner = &self.inner;
-        let mut env = if caller_bash_env {
+        let (mut env, tracks_cwd) = if caller_bash_env {
             // A caller's own BASH_ENV means no snapshot and no prelude (B16).
-            self.layered_env(None)
+            (self.layered_env(None), false)
         } else {
             let base = match inner.base_env.get() {
                 Some(base) => base,
@@ -128,10 +134,16 @@ impl BashRunner {
                     inner.base_env.get_or_init(|| built)
                 }
             };
-            base.clone()
+            let mut env = base.env.clone();
+            // Replayed functions and aliases may `cd`, so a replay always records the `$PWD`.
+            let tracks = base.replays || may_change_directory(&request.command);
+            if tracks {
+                env.set("BASH_ENV", base.prelude.as_os_str());
+            }
+            (env, tracks)
         };
         env.set("PWD", request.cwd.as_os_str());
-        Ok(env)
+        Ok((env, tracks_cwd))
     }
 
     /// The limits of a run of `request` that started at `started`.
@@ -321,23 +333,32 @@ impl BashRunner {
         env
     }
 
-    /// The environment every call starts from, built once per Toolkit (the scrub and the
-    /// snapshot do not change between calls), with `BASH_ENV` pointing at the prelude.
-    fn base_env(&self, snapshot: &Snapshot, run_dir: &Path) -> std::io::Result<EnvBuilder> {
+    /// The environment every call starts from and its prelude, built once per Toolkit (the
+    /// scrub and the snapshot do not change between calls).
+    fn base_env(&self, snapshot: &Snapshot, run_dir: &Path) -> std::io::Result<BaseEnv> {
         let n = PRELUDES.fetch_add(1, Ordering::Relaxed);
         let prelude = run_dir.join(format!("bash-prelude-{n}.sh"));
         write_private(&prelude, prelude_text(run_dir, snapshot.replay.as_deref()).as_bytes())?;
-        let mut env = self.layered_env(Some(snapshot));
-        env.set("BASH_ENV", prelude.as_os_str());
-        Ok(env)
+        let env = self.layered_env(Some(snapshot));
+        Ok(BaseEnv { env, prelude, replays: snapshot.replay.is_some() })
     }
+}
+
+/// What every call of a Toolkit starts from, built at its first call.
+pub(crate) struct BaseEnv {
+    /// The environment, without `BASH_ENV`.
+    env: EnvBuilder,
+    /// The prelude file a call's `BASH_ENV` points at when it runs one.
+    prelude: PathBuf,
+    /// The prelude replays the `full` snapshot's aliases, functions and options.
+    replays: bool,
 }
 
 static PRELUDES: AtomicU64 = AtomicU64::new(0);
 
 /// B16: the `full` snapshot's replay, then an EXIT trap that records the final `$PWD` in
 /// `bash-cwd-<pid>` when it differs from the start; `unset BASH_ENV` keeps nested bash scripts
-/// from running the prelude again.
+/// from running the prelude again. A call runs it only when it has work ([`BashRunner::call_env`]).
 ///
 /// A caller's `SHELLOPTS=xtrace` turns tracing on before the prelude runs, and the prelude
 /// must not trace itself: its first line turns `xtrace` and `verbose` off, the trace of that one

@@ -12,6 +12,7 @@
 mod background;
 mod config;
 mod cwd;
+mod cwd_change;
 mod extras;
 mod input_wait;
 mod jobs;

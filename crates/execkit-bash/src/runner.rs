@@ -9,7 +9,7 @@ use execkit_jobs::JobTable;
 use execkit_output::artifact::ArtifactStore;
 use execkit_output::clamp::Limits;
 use execkit_output::sink::{OutputSink, SinkConfig, Spill};
-use execkit_process::env::{EnvBuilder, ScrubRules};
+use execkit_process::env::ScrubRules;
 use execkit_process::{Confinement, Supervisor};
 use execkit_protocol::ToolResult;
 use execkit_protocol::bash::BashParams;
@@ -67,7 +67,7 @@ pub(crate) struct Inner {
     snapshot: SnapshotStart,
     pub snapshot_notice_due: AtomicBool,
     /// Built at the first call, once the snapshot is known.
-    pub base_env: OnceLock<EnvBuilder>,
+    pub base_env: OnceLock<crate::launch::BaseEnv>,
     pub scrub_notice_due: AtomicBool,
 }
 
