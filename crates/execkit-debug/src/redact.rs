@@ -5,7 +5,7 @@
 //! at `_`, `-`, `.` and camelCase, has a secret-like segment. By value, whatever the name:
 //! private keys, cloud and chat tokens, JWTs and the password of a `scheme://user:pw@` URL.
 
-use std::sync::LazyLock;
+use std::sync::OnceLock;
 
 use regex::Regex;
 
@@ -28,36 +28,86 @@ const SECRET_SEGMENTS: &[&str] = &[
 /// Adjacent segment pairs that mark a secret.
 const SECRET_PAIRS: &[(&str, &str)] = &[("api", "key"), ("private", "key"), ("access", "key")];
 
+/// A value pattern: what it masks, literals one of which any match contains, the regex, and
+/// the capture group that is replaced (0: the whole match). A text with none of the literals
+/// skips the regex, and a regex never needed is never compiled: most texts (every bash
+/// command the audit log summarises) contain none.
 struct ValuePattern {
     kind: &'static str,
-    regex: Regex,
-    /// The capture group that is replaced (0: the whole match).
+    literals: &'static [&'static str],
+    regex: &'static str,
     group: usize,
 }
 
-static VALUE_PATTERNS: LazyLock<Vec<ValuePattern>> = LazyLock::new(|| {
-    let table: &[(&str, &str, usize)] = &[
-        (
-            "private-key",
-            r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)",
-            0,
-        ),
-        ("aws-key", r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b", 0),
-        ("github-token", r"\bgh[pousr]_[A-Za-z0-9]{36,}", 0),
-        ("github-token", r"\bgithub_pat_[A-Za-z0-9_]{20,}", 0),
-        ("slack-token", r"\bxox[abprs]-[A-Za-z0-9-]{10,}", 0),
-        ("api-key", r"\bsk-[A-Za-z0-9_-]{20,}", 0),
-        ("google-key", r"\bAIza[A-Za-z0-9_-]{35}", 0),
-        ("jwt", r"\beyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*", 0),
-        ("url-password", r"[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]+:([^\s@/]+)@", 1),
-    ];
-    table
-        .iter()
-        .filter_map(|(kind, re, group)| {
-            Regex::new(re).ok().map(|regex| ValuePattern { kind, regex, group: *group })
-        })
-        .collect()
-});
+const VALUE_PATTERNS: &[ValuePattern] = &[
+    ValuePattern {
+        kind: "private-key",
+        literals: &["-----BEGIN "],
+        regex: r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)",
+        group: 0,
+    },
+    ValuePattern {
+        kind: "aws-key",
+        literals: &["AKIA", "ASIA"],
+        regex: r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b",
+        group: 0,
+    },
+    ValuePattern {
+        kind: "github-token",
+        literals: &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
+        regex: r"\bgh[pousr]_[A-Za-z0-9]{36,}",
+        group: 0,
+    },
+    ValuePattern {
+        kind: "github-token",
+        literals: &["github_pat_"],
+        regex: r"\bgithub_pat_[A-Za-z0-9_]{20,}",
+        group: 0,
+    },
+    ValuePattern {
+        kind: "slack-token",
+        literals: &["xox"],
+        regex: r"\bxox[abprs]-[A-Za-z0-9-]{10,}",
+        group: 0,
+    },
+    ValuePattern {
+        kind: "api-key",
+        literals: &["sk-"],
+        regex: r"\bsk-[A-Za-z0-9_-]{20,}",
+        group: 0,
+    },
+    ValuePattern {
+        kind: "google-key",
+        literals: &["AIza"],
+        regex: r"\bAIza[A-Za-z0-9_-]{35}",
+        group: 0,
+    },
+    ValuePattern {
+        kind: "jwt",
+        literals: &["eyJ"],
+        regex: r"\beyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*",
+        group: 0,
+    },
+    ValuePattern {
+        kind: "url-password",
+        literals: &["://"],
+        regex: r"[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]+:([^\s@/]+)@",
+        group: 1,
+    },
+];
+
+/// Each of [`VALUE_PATTERNS`], compiled at its first use.
+static COMPILED: [OnceLock<Option<Regex>>; VALUE_PATTERNS.len()] =
+    [const { OnceLock::new() }; VALUE_PATTERNS.len()];
+
+/// The regex of pattern `index` when `text` holds one of its literals.
+fn regex_for(index: usize, text: &str) -> Option<&'static Regex> {
+    let pattern = &VALUE_PATTERNS[index];
+    if !pattern.literals.iter().any(|literal| text.contains(literal)) {
+        return None;
+    }
+    COMPILED[index].get_or_init(|| Regex::new(pattern.regex).ok()).as_ref()
+}
 
 /// Counts what was masked while rendering one result.
 #[derive(Debug, Clone, Copy, Default)]
@@ -86,16 +136,18 @@ impl Redactor {
             return text.to_string();
         }
         let mut out = text.to_string();
-        for pattern in VALUE_PATTERNS.iter() {
-            out = self.replace(&out, pattern);
+        for (index, pattern) in VALUE_PATTERNS.iter().enumerate() {
+            if let Some(regex) = regex_for(index, &out) {
+                out = self.replace(&out, pattern, regex);
+            }
         }
         out
     }
 
-    fn replace(&mut self, text: &str, pattern: &ValuePattern) -> String {
+    fn replace(&mut self, text: &str, pattern: &ValuePattern, regex: &Regex) -> String {
         let mut out = String::with_capacity(text.len());
         let mut last = 0;
-        for caps in pattern.regex.captures_iter(text) {
+        for caps in regex.captures_iter(text) {
             let Some(m) = caps.get(pattern.group) else { continue };
             out.push_str(&text[last..m.start()]);
             out.push_str(&format!("[redacted:{}]", pattern.kind));
@@ -167,5 +219,22 @@ mod tests {
         let mut off = Redactor::new(false);
         assert_eq!(off.named("password", "x"), "x");
         assert_eq!(off.count, 0);
+    }
+
+    /// Every pattern, behind its literal check, still finds its shape.
+    #[test]
+    fn every_kind_is_found() {
+        let mut r = Redactor::new(true);
+        for (text, kind) in [
+            ("-----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----", "private-key"),
+            (&format!("github_pat_{}", "b".repeat(22)), "github-token"),
+            ("xoxb-1234567890-abc", "slack-token"),
+            (&format!("sk-{}", "c".repeat(24)), "api-key"),
+            (&format!("AIza{}", "d".repeat(35)), "google-key"),
+            ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig", "jwt"),
+        ] {
+            assert_eq!(r.text(text), format!("[redacted:{kind}]"), "{text}");
+        }
+        assert_eq!(r.text("cargo build --release"), "cargo build --release");
     }
 }

@@ -1,6 +1,6 @@
 //! The credential scrub (O47): which variables never reach a child.
 
-use std::sync::LazyLock;
+use std::sync::OnceLock;
 
 use regex::Regex;
 
@@ -82,24 +82,36 @@ pub(crate) const KEPT: &[&str] = &[
     "GNOME_KEYRING_CONTROL",
 ];
 
-const VALUE_PATTERNS: &[&str] = &[
+/// Credential-shaped values: each regex with literals one of which any match contains. A value
+/// with none of a pattern's literals cannot match it, so that regex is not run, nor compiled:
+/// most values (paths, locales, numbers) contain none, and compiling all of them costs every
+/// process about a millisecond at start, when its own environment is scrubbed.
+const VALUE_PATTERNS: &[(&[&str], &str)] = &[
     // A URL with a password in its userinfo: `user:password@`, or `:password@` (Redis).
-    r"[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@]*:[^/\s@]+@",
-    r"-----BEGIN[^\n]*PRIVATE KEY-----",
+    (&["://"], r"[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@]*:[^/\s@]+@"),
+    (&["-----BEGIN"], r"-----BEGIN[^\n]*PRIVATE KEY-----"),
     // A JSON Web Token: base64url header and payload, both JSON objects (`eyJ` is `{"`).
-    r"eyJ[A-Za-z0-9_\-]+\.eyJ[A-Za-z0-9_\-]+\.",
+    (&["eyJ"], r"eyJ[A-Za-z0-9_\-]+\.eyJ[A-Za-z0-9_\-]+\."),
     // An HTTP Authorization header value.
-    r"^(?:Bearer|Basic) \S",
+    (&["Bearer ", "Basic "], r"^(?:Bearer|Basic) \S"),
     // Webhook URLs carry their secret in the path.
-    r"https://hooks\.slack\.com/services/",
-    r"https://(?:discord|discordapp)\.com/api/webhooks/",
-    r"^(?:sk-|sk-ant-|ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|xoxa-|xoxb-|xoxp-|hf_)[A-Za-z0-9_\-]{20,}",
-    r"(?:^|[^A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?:$|[^A-Z0-9])",
-    r"AIza.{35}",
+    (&["hooks.slack.com"], r"https://hooks\.slack\.com/services/"),
+    (&["discord"], r"https://(?:discord|discordapp)\.com/api/webhooks/"),
+    (
+        &["sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xox", "hf_"],
+        r"^(?:sk-|sk-ant-|ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|xoxa-|xoxb-|xoxp-|hf_)[A-Za-z0-9_\-]{20,}",
+    ),
+    (&["AKIA", "ASIA"], r"(?:^|[^A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?:$|[^A-Z0-9])"),
+    (&["AIza"], r"AIza.{35}"),
 ];
 
-static VALUE_REGEXES: LazyLock<Vec<Regex>> =
-    LazyLock::new(|| VALUE_PATTERNS.iter().filter_map(|p| Regex::new(p).ok()).collect());
+/// Each pattern of [`VALUE_PATTERNS`], compiled at its first use.
+static VALUE_REGEXES: [OnceLock<Option<Regex>>; VALUE_PATTERNS.len()] =
+    [const { OnceLock::new() }; VALUE_PATTERNS.len()];
+
+fn value_regex(index: usize) -> Option<&'static Regex> {
+    VALUE_REGEXES[index].get_or_init(|| Regex::new(VALUE_PATTERNS[index].1).ok()).as_ref()
+}
 
 /// Shell-style glob with `*` and `?`.
 pub(crate) fn glob_match(pattern: &str, text: &str) -> bool {
@@ -148,7 +160,10 @@ pub(crate) fn name_matches(name: &str, extra: &[String]) -> bool {
 }
 
 pub(crate) fn value_matches(value: &str) -> bool {
-    VALUE_REGEXES.iter().any(|re| re.is_match(value))
+    VALUE_PATTERNS.iter().enumerate().any(|(index, (literals, _))| {
+        literals.iter().any(|literal| value.contains(literal))
+            && value_regex(index).is_some_and(|re| re.is_match(value))
+    })
 }
 
 pub(crate) fn kept(name: &str, keep: &[String]) -> bool {
@@ -161,7 +176,9 @@ mod tests {
 
     #[test]
     fn every_value_pattern_compiles() {
-        assert_eq!(VALUE_REGEXES.len(), VALUE_PATTERNS.len());
+        for (index, (_, pattern)) in VALUE_PATTERNS.iter().enumerate() {
+            assert!(value_regex(index).is_some(), "{pattern}");
+        }
     }
 
     fn removed(name: &str, value: &str) -> bool {
@@ -198,6 +215,27 @@ mod tests {
         assert!(!value_matches("Bearerish"));
         assert!(!value_matches("eyJ alone"));
         assert!(!value_matches("https://slack.com/"));
+    }
+
+    /// One value of every pattern's shape: each passes its literal check and then its regex.
+    #[test]
+    fn every_pattern_still_finds_its_shape() {
+        for value in [
+            "-----BEGIN OPENSSH PRIVATE KEY-----",
+            "sk-ant-api03-abcdefghijklmnopqrstuvwx",
+            "ghp_abcdefghijklmnopqrstuvwxyz0123",
+            "github_pat_abcdefghijklmnopqrstuvwx",
+            "glpat-abcdefghijklmnopqrstu",
+            "xoxb-abcdefghijklmnopqrstu",
+            "hf_abcdefghijklmnopqrstuvwx",
+            "id=AKIAABCDEFGHIJKLMNOP",
+            "AIzaSyA-abcdefghijklmnopqrstuvwxyz012345",
+        ] {
+            assert!(value_matches(value), "{value}");
+        }
+        for value in ["/usr/bin:/bin", "C.UTF-8", "42", "sk-short", "xterm-256color"] {
+            assert!(!value_matches(value), "{value}");
+        }
     }
 
     #[test]
