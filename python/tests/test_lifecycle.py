@@ -10,7 +10,9 @@ from conftest import marker, processes_with, wait_for
 
 
 def start_job(tk, word: str) -> str:
-    result = tk.call("bash", {"command": f"sleep 300 # {word}", "async": True})
+    """A background job whose bash keeps ``word`` on its command line (`; :` keeps bash from
+    exec'ing sleep)."""
+    result = tk.call("bash", {"command": f"sleep 300; : {word}", "async": True})
     assert result["isError"] is False, result
     wait_for(lambda: processes_with(word), "the job to start")
     return result["structuredContent"]["job_id"]
@@ -60,7 +62,7 @@ def test_interpreter_exit_without_close_leaves_no_process(workdir, toolkit_vars)
         f"""
         import execkit
         tk = execkit.Toolkit({str(workdir)!r}, vars={toolkit_vars!r})
-        tk.call("bash", {{"command": "sleep 300 # {word}", "async": True}})
+        tk.call("bash", {{"command": "sleep 300; : {word}", "async": True}})
         tk.call("eval", {{"cells": [{{"language": "py", "code": {kernel_code!r}}}]}})
         print("started", flush=True)
         """

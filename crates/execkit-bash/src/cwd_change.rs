@@ -12,8 +12,10 @@ const CHANGERS: &[&str] = &["cd", "pushd", "popd", "source", "eval"];
 /// quoting (`$'\143d'`).
 const COMPUTED: &[&str] = &["$(", "`", "$'"];
 
-/// Reserved words after which the next word is a command (`if . ./env; then`).
-const BEFORE_COMMAND: &[&str] = &["if", "then", "else", "elif", "do", "while", "until", "time"];
+/// Words after which the next word is a command: reserved words (`if . ./env; then`) and the
+/// builtins that run the builtin named next (`builtin . ./env`).
+const BEFORE_COMMAND: &[&str] =
+    &["if", "then", "else", "elif", "do", "while", "until", "time", "builtin", "command"];
 
 /// Conservative: `false` only when no word of `command` can change bash's directory. Quotes,
 /// backslashes and brace-expansion characters are removed before looking, so `c''d`, `c\d`
@@ -93,6 +95,8 @@ mod tests {
             "if . ./env.sh; then ls; fi",
             "x=1\n. ./env.sh",
             "X=1 . ./env.sh",
+            "builtin . ./env.sh",
+            "command . ./env.sh",
             "eval \"$setup\"",
             "c''d /tmp",
             "c\\d /tmp",
