@@ -136,7 +136,7 @@ impl BashRunner {
             };
             let mut env = base.env.clone();
             // Replayed functions and aliases may `cd`, so a replay always records the `$PWD`.
-            let tracks = base.replays || may_change_directory(&request.command);
+            let tracks = snap.replay.is_some() || may_change_directory(&request.command);
             if tracks {
                 env.set("BASH_ENV", base.prelude.as_os_str());
             }
@@ -340,7 +340,7 @@ impl BashRunner {
         let prelude = run_dir.join(format!("bash-prelude-{n}.sh"));
         write_private(&prelude, prelude_text(run_dir, snapshot.replay.as_deref()).as_bytes())?;
         let env = self.layered_env(Some(snapshot));
-        Ok(BaseEnv { env, prelude, replays: snapshot.replay.is_some() })
+        Ok(BaseEnv { env, prelude })
     }
 }
 
@@ -350,8 +350,6 @@ pub(crate) struct BaseEnv {
     env: EnvBuilder,
     /// The prelude file a call's `BASH_ENV` points at when it runs one.
     prelude: PathBuf,
-    /// The prelude replays the `full` snapshot's aliases, functions and options.
-    replays: bool,
 }
 
 static PRELUDES: AtomicU64 = AtomicU64::new(0);

@@ -5,8 +5,7 @@
 //! at `_`, `-`, `.` and camelCase, has a secret-like segment. By value, whatever the name:
 //! private keys, cloud and chat tokens, JWTs and the password of a `scheme://user:pw@` URL.
 
-use std::sync::OnceLock;
-
+use execkit_process::gated_regex::GatedRegex;
 use regex::Regex;
 
 /// Name segments that mark a secret.
@@ -28,86 +27,68 @@ const SECRET_SEGMENTS: &[&str] = &[
 /// Adjacent segment pairs that mark a secret.
 const SECRET_PAIRS: &[(&str, &str)] = &[("api", "key"), ("private", "key"), ("access", "key")];
 
-/// A value pattern: what it masks, literals one of which any match contains, the regex, and
-/// the capture group that is replaced (0: the whole match). A text with none of the literals
-/// skips the regex, and a regex never needed is never compiled: most texts (every bash
-/// command the audit log summarises) contain none.
+/// A value pattern: what it masks, the capture group that is replaced (0: the whole match),
+/// and its regex behind the literals any match contains. Most texts (every bash command the
+/// audit log summarises) contain none, so no regex runs or is compiled for them.
 struct ValuePattern {
     kind: &'static str,
-    literals: &'static [&'static str],
-    regex: &'static str,
     group: usize,
+    regex: GatedRegex,
 }
 
-const VALUE_PATTERNS: &[ValuePattern] = &[
+static VALUE_PATTERNS: [ValuePattern; 9] = [
     ValuePattern {
         kind: "private-key",
-        literals: &["-----BEGIN "],
-        regex: r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)",
         group: 0,
+        regex: GatedRegex::new(
+            &["-----BEGIN "],
+            r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)",
+        ),
     },
     ValuePattern {
         kind: "aws-key",
-        literals: &["AKIA", "ASIA"],
-        regex: r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b",
         group: 0,
+        regex: GatedRegex::new(&["AKIA", "ASIA"], r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"),
     },
     ValuePattern {
         kind: "github-token",
-        literals: &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
-        regex: r"\bgh[pousr]_[A-Za-z0-9]{36,}",
         group: 0,
+        regex: GatedRegex::new(
+            &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
+            r"\bgh[pousr]_[A-Za-z0-9]{36,}",
+        ),
     },
     ValuePattern {
         kind: "github-token",
-        literals: &["github_pat_"],
-        regex: r"\bgithub_pat_[A-Za-z0-9_]{20,}",
         group: 0,
+        regex: GatedRegex::new(&["github_pat_"], r"\bgithub_pat_[A-Za-z0-9_]{20,}"),
     },
     ValuePattern {
         kind: "slack-token",
-        literals: &["xox"],
-        regex: r"\bxox[abprs]-[A-Za-z0-9-]{10,}",
         group: 0,
+        regex: GatedRegex::new(&["xox"], r"\bxox[abprs]-[A-Za-z0-9-]{10,}"),
     },
     ValuePattern {
         kind: "api-key",
-        literals: &["sk-"],
-        regex: r"\bsk-[A-Za-z0-9_-]{20,}",
         group: 0,
+        regex: GatedRegex::new(&["sk-"], r"\bsk-[A-Za-z0-9_-]{20,}"),
     },
     ValuePattern {
         kind: "google-key",
-        literals: &["AIza"],
-        regex: r"\bAIza[A-Za-z0-9_-]{35}",
         group: 0,
+        regex: GatedRegex::new(&["AIza"], r"\bAIza[A-Za-z0-9_-]{35}"),
     },
     ValuePattern {
         kind: "jwt",
-        literals: &["eyJ"],
-        regex: r"\beyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*",
         group: 0,
+        regex: GatedRegex::new(&["eyJ"], r"\beyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*"),
     },
     ValuePattern {
         kind: "url-password",
-        literals: &["://"],
-        regex: r"[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]+:([^\s@/]+)@",
         group: 1,
+        regex: GatedRegex::new(&["://"], r"[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]+:([^\s@/]+)@"),
     },
 ];
-
-/// Each of [`VALUE_PATTERNS`], compiled at its first use.
-static COMPILED: [OnceLock<Option<Regex>>; VALUE_PATTERNS.len()] =
-    [const { OnceLock::new() }; VALUE_PATTERNS.len()];
-
-/// The regex of pattern `index` when `text` holds one of its literals.
-fn regex_for(index: usize, text: &str) -> Option<&'static Regex> {
-    let pattern = &VALUE_PATTERNS[index];
-    if !pattern.literals.iter().any(|literal| text.contains(literal)) {
-        return None;
-    }
-    COMPILED[index].get_or_init(|| Regex::new(pattern.regex).ok()).as_ref()
-}
 
 /// Counts what was masked while rendering one result.
 #[derive(Debug, Clone, Copy, Default)]
@@ -136,8 +117,8 @@ impl Redactor {
             return text.to_string();
         }
         let mut out = text.to_string();
-        for (index, pattern) in VALUE_PATTERNS.iter().enumerate() {
-            if let Some(regex) = regex_for(index, &out) {
+        for pattern in &VALUE_PATTERNS {
+            if let Some(regex) = pattern.regex.for_text(&out) {
                 out = self.replace(&out, pattern, regex);
             }
         }

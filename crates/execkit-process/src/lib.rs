@@ -32,6 +32,7 @@ mod clone3;
 mod confine;
 pub mod env;
 mod environ_block;
+pub mod gated_regex;
 mod pids_v1;
 pub mod procfs;
 mod pty;

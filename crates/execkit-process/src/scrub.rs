@@ -1,8 +1,6 @@
 //! The credential scrub (O47): which variables never reach a child.
 
-use std::sync::OnceLock;
-
-use regex::Regex;
+use crate::gated_regex::GatedRegex;
 
 /// Stands in, in the saved copy, for a value the scrub removes and no setting passes on: no
 /// copy of the secret is kept. Builders drop such variables and list them as scrubbed.
@@ -82,36 +80,25 @@ pub(crate) const KEPT: &[&str] = &[
     "GNOME_KEYRING_CONTROL",
 ];
 
-/// Credential-shaped values: each regex with literals one of which any match contains. A value
-/// with none of a pattern's literals cannot match it, so that regex is not run, nor compiled:
-/// most values (paths, locales, numbers) contain none, and compiling all of them costs every
-/// process about a millisecond at start, when its own environment is scrubbed.
-const VALUE_PATTERNS: &[(&[&str], &str)] = &[
+/// Credential-shaped values, each behind the literals any of its matches contains.
+static VALUE_PATTERNS: [GatedRegex; 9] = [
     // A URL with a password in its userinfo: `user:password@`, or `:password@` (Redis).
-    (&["://"], r"[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@]*:[^/\s@]+@"),
-    (&["-----BEGIN"], r"-----BEGIN[^\n]*PRIVATE KEY-----"),
+    GatedRegex::new(&["://"], r"[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@]*:[^/\s@]+@"),
+    GatedRegex::new(&["-----BEGIN"], r"-----BEGIN[^\n]*PRIVATE KEY-----"),
     // A JSON Web Token: base64url header and payload, both JSON objects (`eyJ` is `{"`).
-    (&["eyJ"], r"eyJ[A-Za-z0-9_\-]+\.eyJ[A-Za-z0-9_\-]+\."),
+    GatedRegex::new(&["eyJ"], r"eyJ[A-Za-z0-9_\-]+\.eyJ[A-Za-z0-9_\-]+\."),
     // An HTTP Authorization header value.
-    (&["Bearer ", "Basic "], r"^(?:Bearer|Basic) \S"),
+    GatedRegex::new(&["Bearer ", "Basic "], r"^(?:Bearer|Basic) \S"),
     // Webhook URLs carry their secret in the path.
-    (&["hooks.slack.com"], r"https://hooks\.slack\.com/services/"),
-    (&["discord"], r"https://(?:discord|discordapp)\.com/api/webhooks/"),
-    (
+    GatedRegex::new(&["hooks.slack.com"], r"https://hooks\.slack\.com/services/"),
+    GatedRegex::new(&["discord"], r"https://(?:discord|discordapp)\.com/api/webhooks/"),
+    GatedRegex::new(
         &["sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xox", "hf_"],
         r"^(?:sk-|sk-ant-|ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|xoxa-|xoxb-|xoxp-|hf_)[A-Za-z0-9_\-]{20,}",
     ),
-    (&["AKIA", "ASIA"], r"(?:^|[^A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?:$|[^A-Z0-9])"),
-    (&["AIza"], r"AIza.{35}"),
+    GatedRegex::new(&["AKIA", "ASIA"], r"(?:^|[^A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?:$|[^A-Z0-9])"),
+    GatedRegex::new(&["AIza"], r"AIza.{35}"),
 ];
-
-/// Each pattern of [`VALUE_PATTERNS`], compiled at its first use.
-static VALUE_REGEXES: [OnceLock<Option<Regex>>; VALUE_PATTERNS.len()] =
-    [const { OnceLock::new() }; VALUE_PATTERNS.len()];
-
-fn value_regex(index: usize) -> Option<&'static Regex> {
-    VALUE_REGEXES[index].get_or_init(|| Regex::new(VALUE_PATTERNS[index].1).ok()).as_ref()
-}
 
 /// Shell-style glob with `*` and `?`.
 pub(crate) fn glob_match(pattern: &str, text: &str) -> bool {
@@ -160,10 +147,7 @@ pub(crate) fn name_matches(name: &str, extra: &[String]) -> bool {
 }
 
 pub(crate) fn value_matches(value: &str) -> bool {
-    VALUE_PATTERNS.iter().enumerate().any(|(index, (literals, _))| {
-        literals.iter().any(|literal| value.contains(literal))
-            && value_regex(index).is_some_and(|re| re.is_match(value))
-    })
+    VALUE_PATTERNS.iter().any(|pattern| pattern.is_match(value))
 }
 
 pub(crate) fn kept(name: &str, keep: &[String]) -> bool {
@@ -176,8 +160,8 @@ mod tests {
 
     #[test]
     fn every_value_pattern_compiles() {
-        for (index, (_, pattern)) in VALUE_PATTERNS.iter().enumerate() {
-            assert!(value_regex(index).is_some(), "{pattern}");
+        for (index, pattern) in VALUE_PATTERNS.iter().enumerate() {
+            assert!(pattern.compiles(), "value pattern {index}");
         }
     }
 
