@@ -3,6 +3,7 @@
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 /// `<own cgroup>/execkit-<pid>`: the parent of this process's leaves.
@@ -18,8 +19,19 @@ pub(crate) struct CgroupRoot {
 /// A fork bomb stops here instead of exhausting the machine's pid space (spec O35).
 pub(crate) const PIDS_MAX: u64 = 4096;
 
+/// The Supervisors of one process share `execkit-<pid>` (v2 and v1 `pids`), and each one's
+/// close removes it when it is empty. Detection creates and probes it, and close removes it,
+/// only while holding this: otherwise a close could remove it between another start's creating
+/// and probing it, and that start would see no controllers.
+static ROOTS: Mutex<()> = Mutex::new(());
+
+pub(crate) fn lock_roots() -> MutexGuard<'static, ()> {
+    ROOTS.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 /// Finds a writable cgroup v2 tree for this process, or says why there is none.
 pub(crate) fn detect(pids_max: u64) -> Result<CgroupRoot, String> {
+    let _roots = lock_roots();
     let mountinfo = fs::read_to_string("/proc/self/mountinfo")
         .map_err(|err| format!("cannot read /proc/self/mountinfo: {err}"))?;
     let mount = cgroup2_mount(&mountinfo).ok_or("no cgroup2 filesystem is mounted")?;

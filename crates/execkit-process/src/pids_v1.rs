@@ -37,6 +37,7 @@ pub(crate) fn detect(max: u64) -> Result<PidsRoot, String> {
     };
     let dir =
         mount.join(own.trim_start_matches('/')).join(format!("execkit-{}", std::process::id()));
+    let _roots = cgroup::lock_roots();
     ensure_root(&dir).map_err(|err| format!("cannot create {}: {err}", dir.display()))?;
     if !dir.join("pids.max").exists() {
         cgroup::remove(&dir);

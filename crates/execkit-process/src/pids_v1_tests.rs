@@ -202,3 +202,35 @@ async fn start_sweeps_stale_v1_leaves() {
     probe.close().await;
     fallback.close().await;
 }
+
+// Supervisors of one process share `execkit-<pid>`, and each one's close removes it when it is
+// empty: a start racing a close must still find its v1 root and the v2 controllers.
+#[test]
+fn starts_racing_closes_keep_their_cgroup_roots() {
+    let test = "starts_racing_closes_keep_their_cgroup_roots";
+    let Some(first) = supervisor(test, TEST_PIDS_MAX) else { return };
+    let v2 = first.v2_controllers();
+    drop(first);
+    let workers: Vec<_> = (0..4)
+        .map(|_| {
+            std::thread::spawn(move || {
+                for _ in 0..50 {
+                    let config =
+                        SupervisorConfig { pids_max: TEST_PIDS_MAX, ..SupervisorConfig::default() };
+                    let sup = Supervisor::start(config).unwrap();
+                    if let Err(reason) = sup.pids_v1() {
+                        return Err(format!("v1 root lost: {reason}"));
+                    }
+                    let found = sup.v2_controllers();
+                    if found != v2 {
+                        return Err(format!("v2 controllers {found:?}, first saw {v2:?}"));
+                    }
+                }
+                Ok(())
+            })
+        })
+        .collect();
+    for worker in workers {
+        worker.join().unwrap().unwrap();
+    }
+}

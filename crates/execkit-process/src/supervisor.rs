@@ -197,6 +197,12 @@ impl Supervisor {
         self.inner.pids_v1.as_ref().map_err(String::as_str)
     }
 
+    /// Whether the v2 leaves get `(pids, memory)` limits, when there is a v2 tree.
+    #[cfg(test)]
+    pub(crate) fn v2_controllers(&self) -> Option<(bool, bool)> {
+        self.inner.cgroup.as_ref().map(|root| (root.pids, root.memory))
+    }
+
     /// `$XDG_RUNTIME_DIR/execkit/<pid>` or `/tmp/execkit-<uid>/<pid>`, mode 0700 (O42).
     pub fn run_dir(&self) -> &Path {
         &self.inner.run_dir
@@ -394,12 +400,14 @@ impl Inner {
         if let Some(spare) = lock(&self.spare).take() {
             remove_leaves(&spare);
         }
+        let roots = cgroup::lock_roots();
         if let Some(root) = &self.cgroup {
             cgroup::remove(&root.dir);
         }
         if let Ok(root) = &self.pids_v1 {
             cgroup::remove(&root.dir);
         }
+        drop(roots);
         rundir::release(&self.run_dir);
     }
 }
