@@ -244,9 +244,22 @@ async fn working_directory_rules() {
 async fn directory_changes_are_noticed_however_they_happen() {
     let kit = Kit::new();
     std::fs::write(kit.work().join("env.sh"), "cd /tmp\n").unwrap();
-    for command in [". ./env.sh", "source env.sh", "eval 'cd /tmp'", "pushd /tmp >/dev/null"] {
+    std::fs::create_dir_all(kit.work().join("bd")).unwrap();
+    for (command, moved_to) in [
+        (". ./env.sh", "/tmp"),
+        ("source env.sh", "/tmp"),
+        ("eval 'cd /tmp'", "/tmp"),
+        ("pushd /tmp >/dev/null", "/tmp"),
+        ("2>/dev/null . ./env.sh", "/tmp"),
+        ("time -p . ./env.sh 2>/dev/null", "/tmp"),
+        ("trap '. ./env.sh' ERR; false", "/tmp"),
+        ("c\\\nd /tmp", "/tmp"),
+        ("{c..b}d", "bd"),
+        ("history -s 'xd /tmp'; fc -s x=c xd >/dev/null", "/tmp"),
+    ] {
         let out = kit.bash(json!({"command": command})).await;
-        assert_eq!(out.field("final_cwd"), json!("/tmp"), "{command}: {}", out.text());
+        let expected = kit.work().join(moved_to).display().to_string();
+        assert_eq!(out.field("final_cwd"), json!(expected), "{command}: {}", out.text());
     }
     let out = kit.bash(json!({"command": "readlink /proc/$$/exe"})).await;
     assert!(out.text().ends_with("/readlink"), "bash did not exec its program: {}", out.text());
@@ -257,6 +270,23 @@ async fn directory_changes_are_noticed_however_they_happen() {
         let out = kit.bash(json!({"command": command})).await;
         assert!(out.text().starts_with("unset"), "{command}: {}", out.text());
     }
+}
+
+// The prelude leaves no trace the command can see: `$_` is what bash started with, and the
+// EXIT trap neither fails under `set -u` nor goes through a user's aliases.
+#[tokio::test]
+async fn the_prelude_is_invisible_to_the_command() {
+    let kit = Kit::new();
+    let plain = kit.bash(json!({"command": "echo \"[$_]\""})).await;
+    let with_prelude = kit.bash(json!({"command": "echo \"[$_]\"; cd ."})).await;
+    assert_eq!(with_prelude.text(), plain.text());
+    let out = kit.bash(json!({"command": "set -u; cd /tmp; unset PWD; echo done"})).await;
+    assert_eq!(out.text(), "done");
+    let out = kit
+        .bash(json!({"command": "cd /tmp; shopt -s expand_aliases; alias builtin=echo; true"}))
+        .await;
+    assert!(!out.text().contains("set +xv"), "the trap went through the alias: {}", out.text());
+    assert_eq!(out.field("final_cwd"), json!("/tmp"));
 }
 
 #[tokio::test]

@@ -362,9 +362,15 @@ static PRELUDES: AtomicU64 = AtomicU64::new(0);
 /// must not trace itself: its first line turns `xtrace` and `verbose` off, the trace of that one
 /// command going to /dev/null; its last line turns back on what was on, for the user's command;
 /// the EXIT trap turns them off again the same way before it runs.
+///
+/// The command sees the `$_` bash started with: the first line keeps it and the last simple
+/// command repeats it. The trap's words are `\builtin`, safe from a user's aliases, and it
+/// reads `${PWD-}`, safe from `set -u` after an `unset PWD`.
 fn prelude_text(run_dir: &Path, replay: Option<&Path>) -> String {
     let dir = crate::normalize::shell_quote(&run_dir.to_string_lossy());
-    let mut text = String::from("{ __execkit_flags=$-; builtin set +xv; } 2>/dev/null\n");
+    let mut text = String::from(
+        "{ __execkit_underscore=$_; __execkit_flags=$-; builtin set +xv; } 2>/dev/null\n",
+    );
     if let Some(replay) = replay {
         text.push_str(&format!(". {}\n", crate::normalize::shell_quote(&replay.to_string_lossy())));
     }
@@ -373,13 +379,14 @@ fn prelude_text(run_dir: &Path, replay: Option<&Path>) -> String {
     // which echoes the trap's text when it runs, never shows the run directory.
     text.push_str(&format!("__execkit_cwd_file={dir}/bash-cwd-$$\n"));
     text.push_str(
-        "builtin trap '{ builtin set +xv; } 2>/dev/null; \
-         [ \"$PWD\" = \"$__execkit_start_pwd\" ] || builtin printf \"%s\" \"$PWD\" > \
-         \"$__execkit_cwd_file\" 2>/dev/null' EXIT\nbuiltin unset BASH_ENV\n",
+        "builtin trap '{ \\builtin set +xv; } 2>/dev/null; \
+         \\builtin [ \"${PWD-}\" = \"$__execkit_start_pwd\" ] || \\builtin printf \"%s\" \"${PWD-}\" \
+         > \"$__execkit_cwd_file\" 2>/dev/null' EXIT\nbuiltin unset BASH_ENV\n",
     );
     text.push_str(
         "{ case $__execkit_flags in *x*) builtin set -x;; esac; case $__execkit_flags in \
-         *v*) builtin set -v;; esac; builtin unset __execkit_flags; } 2>/dev/null\n",
+         *v*) builtin set -v;; esac; builtin unset __execkit_flags; \
+         : \"$__execkit_underscore\"; } 2>/dev/null\n",
     );
     text
 }
