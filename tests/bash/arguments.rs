@@ -272,6 +272,26 @@ async fn directory_changes_are_noticed_however_they_happen() {
     }
 }
 
+// bash in POSIX mode reads no `BASH_ENV`: the prelude turns the mode on itself, so the command
+// still runs in it and the directory notice still comes.
+#[tokio::test]
+async fn posix_mode_keeps_the_directory_notice() {
+    let kit = Kit::new();
+    for env in [json!({"POSIXLY_CORRECT": "y"}), json!({"SHELLOPTS": "posix:nounset"})] {
+        let command = "cd /tmp; shopt -qo posix && echo posix; shopt -qo nounset && echo nounset; \
+                       echo \"[${POSIXLY_CORRECT-}]\"";
+        let out = kit.bash(json!({"command": command, "env": env})).await;
+        assert_eq!(out.field("final_cwd"), json!("/tmp"), "{env}: {}", out.text());
+        assert!(out.text().starts_with("posix\n"), "{env}: {}", out.text());
+        let expected = if env.get("POSIXLY_CORRECT").is_some() { "[y]" } else { "nounset" };
+        assert!(out.text().contains(expected), "{env}: {}", out.text());
+    }
+    let out = kit
+        .bash(json!({"command": "shopt -qo posix && echo posix", "env": {"POSIXLY_CORRECT": "y"}}))
+        .await;
+    assert_eq!(out.text(), "posix");
+}
+
 // The prelude leaves no trace the command can see: `$_` is what bash started with, and the
 // EXIT trap neither fails under `set -u` nor goes through a user's aliases.
 #[tokio::test]

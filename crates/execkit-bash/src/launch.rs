@@ -62,7 +62,7 @@ impl BashRunner {
         let scrubbed = env.scrubbed();
         let limits = &inner.deps.limits;
         let size = PtySize { cols: limits.pty_cols as u16, rows: limits.pty_rows as u16 };
-        let layers = EnvLayers { env: &env, size, request, extras: &extras };
+        let layers = EnvLayers { env: &env, size, request, extras: &extras, prelude: tracks_cwd };
         let vars = layers.vars(request.pty)?;
         let args = bash_args(request, &run_dir, call_no, &mut temp)?;
         let spec = |pty: bool, env: Vec<(OsString, OsString)>| SpawnSpec {
@@ -250,6 +250,8 @@ struct EnvLayers<'a> {
     size: PtySize,
     request: &'a Request,
     extras: &'a BashExtras,
+    /// Whether `BASH_ENV` names the prelude, which bash in POSIX mode would not read.
+    prelude: bool,
 }
 
 impl EnvLayers<'_> {
@@ -264,6 +266,9 @@ impl EnvLayers<'_> {
         }
         for (name, value) in self.request.env.iter().chain(self.extras.env.iter()) {
             env.set(name.as_str(), value.as_str());
+        }
+        if self.prelude {
+            crate::posix_mode::defer(&mut env);
         }
         let vars = env.into_vars();
         let total: usize = vars.iter().map(|(k, v)| k.len() + v.len() + 2).sum();
@@ -383,6 +388,7 @@ fn prelude_text(run_dir: &Path, replay: Option<&Path>) -> String {
          \\builtin [ \"${PWD-}\" = \"$__execkit_start_pwd\" ] || \\builtin printf \"%s\" \"${PWD-}\" \
          > \"$__execkit_cwd_file\" 2>/dev/null' EXIT\nbuiltin unset BASH_ENV\n",
     );
+    text.push_str(crate::posix_mode::PRELUDE_LINE);
     text.push_str(
         "{ case $__execkit_flags in *x*) builtin set -x;; esac; case $__execkit_flags in \
          *v*) builtin set -v;; esac; builtin unset __execkit_flags; \

@@ -20,6 +20,7 @@ mod launch;
 mod lexer;
 mod meaning;
 mod normalize;
+mod posix_mode;
 mod request;
 mod result;
 mod rules;
