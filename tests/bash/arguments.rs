@@ -290,10 +290,15 @@ async fn posix_mode_keeps_the_directory_notice() {
         .bash(json!({"command": "shopt -qo posix && echo posix", "env": {"POSIXLY_CORRECT": "y"}}))
         .await;
     assert_eq!(out.text(), "posix");
+    // A child shell inherits the mode through the exported `SHELLOPTS`, as without the prelude.
+    let child = "cd .; bash -c 'shopt -qo posix && echo child-on'";
+    let out = kit.bash(json!({"command": child, "env": {"SHELLOPTS": "posix"}})).await;
+    assert_eq!(out.text(), "child-on");
 }
 
-// The prelude leaves no trace the command can see: `$_` is what bash started with, and the
-// EXIT trap neither fails under `set -u` nor goes through a user's aliases.
+// The prelude leaves no trace the command can see: `$_` is what bash started with, its
+// variables are not exported under `allexport`, and the EXIT trap neither fails under `set -u`
+// nor goes through a user's aliases.
 #[tokio::test]
 async fn the_prelude_is_invisible_to_the_command() {
     let kit = Kit::new();
@@ -302,6 +307,9 @@ async fn the_prelude_is_invisible_to_the_command() {
     assert_eq!(with_prelude.text(), plain.text());
     let out = kit.bash(json!({"command": "set -u; cd /tmp; unset PWD; echo done"})).await;
     assert_eq!(out.text(), "done");
+    let exported = "cd .; env | grep -c '^__execkit'";
+    let out = kit.bash(json!({"command": exported, "env": {"SHELLOPTS": "allexport"}})).await;
+    assert!(out.text().starts_with('0'), "a prelude variable was exported: {}", out.text());
     let out = kit
         .bash(json!({"command": "cd /tmp; shopt -s expand_aliases; alias builtin=echo; true"}))
         .await;

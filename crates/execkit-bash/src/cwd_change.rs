@@ -5,9 +5,13 @@
 //! a millisecond for an external command. So the trap is set only for commands that could
 //! change bash's own directory.
 
-/// Words that change bash's directory or run text as commands in this shell (`fc` runs a
-/// history entry again, edited).
-const CHANGERS: &[&str] = &["cd", "pushd", "popd", "source", "eval", "fc"];
+/// Words that change bash's directory or run text as commands in this shell; found inside
+/// longer words too (`abcd`), which costs a prelude and nothing else.
+const CHANGERS: &[&str] = &["cd", "pushd", "popd", "source", "eval"];
+
+/// Changers found only as whole words: `fc` runs a history entry again, and as a part of a
+/// word it is common (`3fc2a1b`, `fcntl`, `rfc3339`).
+const WORD_CHANGERS: &[&str] = &["fc"];
 
 /// Expansions that can compute a command word at run time: command substitution and ANSI-C
 /// quoting (`$'\143d'`).
@@ -36,16 +40,35 @@ pub(crate) fn may_change_directory(command: &str) -> bool {
     let squashed: String =
         joined.chars().filter(|c| !matches!(c, '\'' | '"' | '\\' | '{' | '}' | ',')).collect();
     CHANGERS.iter().any(|w| squashed.contains(w))
+        || words(&squashed).any(|(_, word)| WORD_CHANGERS.contains(&word))
         || sources_with_dot(&squashed)
         || globs_a_changer(&squashed)
 }
 
-/// A brace sequence (`{a..z}`), which can spell any word from its ends.
+/// The words of `text` with their byte offsets, split at blanks and operators (not at `!`,
+/// which negates inside a pattern's class: `[!x]d`).
+fn words(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    let mut start = 0;
+    text.char_indices().chain([(text.len(), ' ')]).filter_map(move |(end, c)| {
+        if !(c.is_whitespace() || (c != '!' && OPERATORS.contains(c))) {
+            return None;
+        }
+        let word = (start, &text[start..end]);
+        start = end + c.len_utf8();
+        (!word.1.is_empty()).then_some(word)
+    })
+}
+
+/// A brace sequence of letters (`{a..z}`), which can spell a word from its ends; a sequence of
+/// numbers (`{1..10}`) cannot.
 fn has_brace_sequence(command: &str) -> bool {
-    command
-        .split('{')
-        .skip(1)
-        .any(|after| after.split('}').next().is_some_and(|i| i.contains("..")))
+    let is_letter = |end: &str| end.len() == 1 && end.bytes().all(|b| b.is_ascii_alphabetic());
+    command.split('{').skip(1).any(|after| {
+        let inside = after.split('}').next().unwrap_or_default();
+        let mut ends = inside.split("..");
+        let (first, second) = (ends.next(), ends.next());
+        second.is_some() && (first.is_some_and(is_letter) || second.is_some_and(is_letter))
+    })
 }
 
 /// A `.` command word: `. ./env.sh`, `make && . out/vars`, `if . ./x; then`, and a `.` with an
@@ -62,11 +85,15 @@ fn sources_with_dot(text: &str) -> bool {
     })
 }
 
-/// Whether the next word on the line is an operand: not an option, an operator or a
-/// redirection.
+/// Whether the next word on the line is an operand: not an option, an operator, a comment or
+/// a redirection (`2>/dev/null`, `>f`, `&>log`).
 fn has_operand(rest: &str) -> bool {
-    let next = rest.trim_start_matches([' ', '\t']).chars().next();
-    next.is_some_and(|c| !c.is_whitespace() && c != '-' && !OPERATORS.contains(c) && c != '#')
+    let next = rest.trim_start_matches([' ', '\t']);
+    let redirection = next.trim_start_matches(|c: char| c.is_ascii_digit()).starts_with(['<', '>'])
+        || next.starts_with("&>");
+    next.chars().next().is_some_and(|c| {
+        !c.is_whitespace() && c != '-' && !OPERATORS.contains(c) && c != '#' && !redirection
+    })
 }
 
 fn is_blank_or_op(byte: u8) -> bool {
@@ -82,48 +109,88 @@ fn in_command_position(before: &str) -> bool {
         Some(_) => {
             let word = trimmed.rsplit(|c: char| c.is_whitespace() || OPERATORS.contains(c));
             // An assignment (`X=1 . ./env`) comes before a command word too.
-            word.take(1).any(|w| BEFORE_COMMAND.contains(&w) || w.contains('='))
+            word.take(1).any(|w| BEFORE_COMMAND.contains(&w) || is_assignment(w))
         }
     }
+}
+
+/// `NAME=value`, where `NAME` is a shell identifier (`--color=auto` is none).
+fn is_assignment(word: &str) -> bool {
+    word.split_once('=').is_some_and(|(name, _)| {
+        let mut chars = name.chars();
+        chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
 }
 
 /// A command word that is a pattern (`c? /tmp`, `[c]d`), which a file named `cd` in the
 /// directory turns into `cd`.
 fn globs_a_changer(text: &str) -> bool {
-    let mut start = 0;
-    for (end, c) in text.char_indices().chain([(text.len(), ' ')]) {
-        // `!` negates inside a class (`[!x]d`); as a pipeline's `!` a blank follows it.
-        if !(c.is_whitespace() || (c != '!' && OPERATORS.contains(c))) {
-            continue;
-        }
-        let word = &text[start..end];
-        let is_pattern = word.contains(['*', '?', '[']);
-        if is_pattern && in_command_position(&text[..start]) {
-            let names = CHANGERS.iter().copied().chain(["."]);
-            if names.into_iter().any(|name| glob_matches(word.as_bytes(), name.as_bytes())) {
-                return true;
-            }
-        }
-        start = end + c.len_utf8();
-    }
-    false
+    words(text).any(|(start, word)| {
+        word.contains(['*', '?', '['])
+            && in_command_position(&text[..start])
+            && CHANGERS
+                .iter()
+                .chain(WORD_CHANGERS)
+                .chain(&["."])
+                .any(|name| glob_matches(word.as_bytes(), name.as_bytes()))
+    })
 }
 
-/// Shell pattern matching with `*`, `?` and `[...]` (ranges, `!` or `^` to negate).
+/// Shell pattern matching with `*`, `?` and `[...]` (ranges, `!` or `^` to negate). Linear in
+/// the name for each pattern item: a `*` only ever moves its restart point forward, so a
+/// pattern of many stars (a `/****…` comment banner) costs no more than its length.
 fn glob_matches(pattern: &[u8], name: &[u8]) -> bool {
-    match pattern.split_first() {
-        None => name.is_empty(),
-        Some((b'*', rest)) => (0..=name.len()).any(|skip| glob_matches(rest, &name[skip..])),
-        Some((b'?', rest)) => !name.is_empty() && glob_matches(rest, &name[1..]),
-        Some((b'[', rest)) => match (name.split_first(), class_end(rest)) {
-            (Some((&c, name_rest)), Some(end)) => {
-                in_class(&rest[..end], c) && glob_matches(&rest[end + 1..], name_rest)
+    let (mut p, mut n) = (0, 0);
+    // Where to resume after the last `*`: the pattern just past it, and how much of the name
+    // the star has absorbed.
+    let mut restart: Option<(usize, usize)> = None;
+    while n < name.len() {
+        match one_step(pattern, p, name[n]) {
+            Step::Star => {
+                restart = Some((p + 1, n));
+                p += 1;
             }
+            Step::Matched(next) => {
+                p = next;
+                n += 1;
+            }
+            Step::Failed => match restart {
+                Some((after_star, absorbed)) => {
+                    restart = Some((after_star, absorbed + 1));
+                    p = after_star;
+                    n = absorbed + 1;
+                }
+                None => return false,
+            },
+        }
+    }
+    pattern[p..].iter().all(|&b| b == b'*')
+}
+
+enum Step {
+    /// The item at the position is a `*`.
+    Star,
+    /// The item matched the character; the next item starts here.
+    Matched(usize),
+    Failed,
+}
+
+/// Matches the one pattern item at `p` against `c`.
+fn one_step(pattern: &[u8], p: usize, c: u8) -> Step {
+    match pattern.get(p) {
+        None => Step::Failed,
+        Some(b'*') => Step::Star,
+        Some(b'?') => Step::Matched(p + 1),
+        Some(b'[') => match class_end(&pattern[p + 1..]) {
+            Some(end) if in_class(&pattern[p + 1..p + 1 + end], c) => Step::Matched(p + end + 2),
+            Some(_) => Step::Failed,
             // An unclosed `[` is an ordinary character.
-            (Some((&c, name_rest)), None) => c == b'[' && glob_matches(rest, name_rest),
-            (None, _) => false,
+            None if c == b'[' => Step::Matched(p + 1),
+            None => Step::Failed,
         },
-        Some((&p, rest)) => name.first() == Some(&p) && glob_matches(rest, &name[1..]),
+        Some(&literal) if literal == c => Step::Matched(p + 1),
+        Some(_) => Step::Failed,
     }
 }
 
@@ -172,6 +239,10 @@ mod tests {
             ("?", "cd", false),
             ("*.rs", "cd", false),
             ("c?", "eval", false),
+            ("*?*", "cd", true),
+            ("**d", "cd", true),
+            ("*x*", "cd", false),
+            ("c*", "c", true),
         ] {
             assert_eq!(glob_matches(pattern.as_bytes(), name.as_bytes()), expected, "{pattern}");
         }
@@ -196,6 +267,14 @@ mod tests {
             "echo {a,b}/x ${HOME}",
             "awk '{print $1}' ../notes.txt",
             "find . | wc -l",
+            "grep -rn TODO . 2>/dev/null | head",
+            "pip install -e . 2>&1 | tail -5",
+            "ls -la . >listing.txt",
+            "for i in {1..10}; do echo $i; done",
+            "git show 3fc2a1b",
+            "gcc -fcolor-diagnostics -o x x.c",
+            "ls --color=auto *",
+            &format!("cat > banner.c <<EOF\n/*\n {}/\nEOF", "*".repeat(300)),
         ] {
             assert!(!may(command), "{command}");
         }

@@ -369,7 +369,7 @@ static PRELUDES: AtomicU64 = AtomicU64::new(0);
 /// the EXIT trap turns them off again the same way before it runs.
 ///
 /// The command sees the `$_` bash started with: the first line keeps it and the last simple
-/// command repeats it. The trap's words are `\builtin`, safe from a user's aliases, and it
+/// command repeats it. The prelude's variables are never exported, even under `allexport`. The trap's words are `\builtin`, safe from a user's aliases, and it
 /// reads `${PWD-}`, safe from `set -u` after an `unset PWD`.
 fn prelude_text(run_dir: &Path, replay: Option<&Path>) -> String {
     let dir = crate::normalize::shell_quote(&run_dir.to_string_lossy());
@@ -391,7 +391,8 @@ fn prelude_text(run_dir: &Path, replay: Option<&Path>) -> String {
     text.push_str(crate::posix_mode::PRELUDE_LINE);
     text.push_str(
         "{ case $__execkit_flags in *x*) builtin set -x;; esac; case $__execkit_flags in \
-         *v*) builtin set -v;; esac; builtin unset __execkit_flags; \
+         *v*) builtin set -v;; esac; builtin unset __execkit_flags; builtin export -n \
+         __execkit_underscore __execkit_start_pwd __execkit_cwd_file; \
          : \"$__execkit_underscore\"; } 2>/dev/null\n",
     );
     text

@@ -13,12 +13,13 @@ const HELD_POSIXLY_CORRECT: &str = "__execkit_posixly_correct";
 const HELD_SET_POSIX: &str = "__execkit_set_posix";
 
 /// The prelude's line that turns POSIX mode back on; setting `POSIXLY_CORRECT` in a running
-/// bash does what `set -o posix` does.
+/// bash does what `set -o posix` does. `SHELLOPTS` is exported, as bash does when it finds it
+/// in its environment, so child shells are in POSIX mode too.
 pub(crate) const PRELUDE_LINE: &str = "{ if builtin [ -n \"${__execkit_posixly_correct+set}\" ]; then \
      builtin export POSIXLY_CORRECT=\"$__execkit_posixly_correct\"; \
      builtin unset __execkit_posixly_correct; fi; \
      if builtin [ -n \"${__execkit_set_posix+set}\" ]; then builtin set -o posix; \
-     builtin unset __execkit_set_posix; fi; } 2>/dev/null\n";
+     builtin export SHELLOPTS; builtin unset __execkit_set_posix; fi; } 2>/dev/null\n";
 
 /// Moves what would start bash in POSIX mode into the variables [`PRELUDE_LINE`] reads.
 pub(crate) fn defer(env: &mut EnvBuilder) {
