@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use crate::support::Kit;
+use crate::support::{Kit, Outcome};
 
 #[tokio::test]
 async fn echo_and_exit_codes() {
@@ -307,6 +307,11 @@ async fn the_prelude_is_invisible_to_the_command() {
     assert_eq!(with_prelude.text(), plain.text());
     let out = kit.bash(json!({"command": "set -u; cd /tmp; unset PWD; echo done"})).await;
     assert_eq!(out.text(), "done");
+    // A user's DEBUG trap runs once for the EXIT trap (for the command that removes it).
+    let count = |out: &Outcome| out.text().lines().filter(|l| *l == "dbg").count();
+    let plain = kit.bash(json!({"command": "trap 'echo dbg' DEBUG; true; true"})).await;
+    let with_prelude = kit.bash(json!({"command": "trap 'echo dbg' DEBUG; true; cd ."})).await;
+    assert_eq!(count(&with_prelude), count(&plain) + 1, "{}", with_prelude.text());
     let exported = "cd .; env | grep -c '^__execkit'";
     let out = kit.bash(json!({"command": exported, "env": {"SHELLOPTS": "allexport"}})).await;
     assert!(out.text().starts_with('0'), "a prelude variable was exported: {}", out.text());

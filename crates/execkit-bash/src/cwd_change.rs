@@ -89,10 +89,12 @@ fn sources_with_dot(text: &str) -> bool {
 /// a redirection (`2>/dev/null`, `>f`, `&>log`).
 fn has_operand(rest: &str) -> bool {
     let next = rest.trim_start_matches([' ', '\t']);
-    let redirection = next.trim_start_matches(|c: char| c.is_ascii_digit()).starts_with(['<', '>'])
-        || next.starts_with("&>");
     next.chars().next().is_some_and(|c| {
-        !c.is_whitespace() && c != '-' && !OPERATORS.contains(c) && c != '#' && !redirection
+        !c.is_whitespace()
+            && c != '-'
+            && !OPERATORS.contains(c)
+            && c != '#'
+            && !is_redirection(next)
     })
 }
 
@@ -100,18 +102,47 @@ fn is_blank_or_op(byte: u8) -> bool {
     byte.is_ascii_whitespace() || OPERATORS.as_bytes().contains(&byte)
 }
 
-/// Whether a word starting right after `before` is a command word.
+/// Whether a word starting right after `before` is a command word: after an operator or a
+/// reserved word, and after the assignments, redirections and options that may come first
+/// (`X=1 . ./env`, `2>/dev/null c? /tmp`, `time -p . ./env`). Past [`LEADING_WORDS_LOOKED_AT`]
+/// such words it says yes.
 fn in_command_position(before: &str) -> bool {
-    let trimmed = before.trim_end_matches([' ', '\t']);
-    match trimmed.bytes().last() {
-        None => true,
-        Some(b) if b == b'\n' || OPERATORS.as_bytes().contains(&b) => true,
-        Some(_) => {
-            let word = trimmed.rsplit(|c: char| c.is_whitespace() || OPERATORS.contains(c));
-            // An assignment (`X=1 . ./env`) comes before a command word too.
-            word.take(1).any(|w| BEFORE_COMMAND.contains(&w) || is_assignment(w))
+    let mut before = before;
+    for _ in 0..LEADING_WORDS_LOOKED_AT {
+        let trimmed = before.trim_end_matches([' ', '\t']);
+        let Some(last) = trimmed.bytes().last() else { return true };
+        if last == b'\n' || OPERATORS.as_bytes().contains(&last) {
+            return true;
         }
+        let (rest, word) = trimmed.split_at(last_word_start(trimmed));
+        if BEFORE_COMMAND.contains(&word) {
+            return true;
+        }
+        let target = rest.trim_end_matches([' ', '\t']).ends_with(['<', '>']);
+        let may_lead =
+            is_assignment(word) || is_redirection(word) || target || word.starts_with('-');
+        if !may_lead {
+            return false;
+        }
+        before = rest;
     }
+    true
+}
+
+/// How many assignments, redirections and options [`in_command_position`] walks back over;
+/// it runs for every `.` and pattern word, so a long command of `-?` words stays linear.
+const LEADING_WORDS_LOOKED_AT: usize = 32;
+
+/// Where the last word of `text` starts.
+fn last_word_start(text: &str) -> usize {
+    let is_break = |c: char| c.is_whitespace() || OPERATORS.contains(c);
+    text.char_indices().rev().find(|(_, c)| is_break(*c)).map_or(0, |(i, c)| i + c.len_utf8())
+}
+
+/// `2>/dev/null`, `>f`, `<in`, `&>log`, `2>&1`, or an operator alone (`2>`).
+fn is_redirection(word: &str) -> bool {
+    word.trim_start_matches(|c: char| c.is_ascii_digit()).starts_with(['<', '>'])
+        || word.starts_with("&>")
 }
 
 /// `NAME=value`, where `NAME` is a shell identifier (`--color=auto` is none).
@@ -274,6 +305,9 @@ mod tests {
             "git show 3fc2a1b",
             "gcc -fcolor-diagnostics -o x x.c",
             "ls --color=auto *",
+            "echo X=1 c? x",
+            "ls -la c?",
+            &"-? ".repeat(10_000),
             &format!("cat > banner.c <<EOF\n/*\n {}/\nEOF", "*".repeat(300)),
         ] {
             assert!(!may(command), "{command}");
@@ -321,6 +355,10 @@ mod tests {
             "c? /tmp",
             "[c]d /tmp",
             "x=1; [b-d][!x] /tmp",
+            "2>/dev/null c? /tmp",
+            "2> /dev/null c? /tmp",
+            "time -p c? /tmp",
+            "command -p c? /tmp",
             "history -s 'xd /tmp'; fc -s x=c xd",
         ] {
             assert!(may(command), "{command}");

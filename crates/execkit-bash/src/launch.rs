@@ -369,7 +369,9 @@ static PRELUDES: AtomicU64 = AtomicU64::new(0);
 /// the EXIT trap turns them off again the same way before it runs.
 ///
 /// The command sees the `$_` bash started with: the first line keeps it and the last simple
-/// command repeats it. The prelude's variables are never exported, even under `allexport`. The trap's words are `\builtin`, safe from a user's aliases, and it
+/// command repeats it. The prelude's variables are never exported, even under `allexport`.
+/// The trap first removes a user's DEBUG and ERR traps, which would otherwise run for each of
+/// its commands. The trap's words are `\builtin`, safe from a user's aliases, and it
 /// reads `${PWD-}`, safe from `set -u` after an `unset PWD`.
 fn prelude_text(run_dir: &Path, replay: Option<&Path>) -> String {
     let dir = crate::normalize::shell_quote(&run_dir.to_string_lossy());
@@ -384,7 +386,7 @@ fn prelude_text(run_dir: &Path, replay: Option<&Path>) -> String {
     // which echoes the trap's text when it runs, never shows the run directory.
     text.push_str(&format!("__execkit_cwd_file={dir}/bash-cwd-$$\n"));
     text.push_str(
-        "builtin trap '{ \\builtin set +xv; } 2>/dev/null; \
+        "builtin trap '{ \\builtin trap - DEBUG ERR; \\builtin set +xv; } 2>/dev/null; \
          \\builtin [ \"${PWD-}\" = \"$__execkit_start_pwd\" ] || \\builtin printf \"%s\" \"${PWD-}\" \
          > \"$__execkit_cwd_file\" 2>/dev/null' EXIT\nbuiltin unset BASH_ENV\n",
     );
