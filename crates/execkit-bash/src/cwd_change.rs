@@ -1,4 +1,4 @@
-//! Whether a command could leave bash in another directory (B15's notice).
+//! Whether a command could leave bash in another directory (the `final_cwd` notice).
 //!
 //! The notice needs an EXIT trap that records the final `$PWD`, and a trap costs every call
 //! that has one: bash then forks the command's last program instead of `exec`ing it, about
