@@ -36,58 +36,47 @@ struct ValuePattern {
     regex: GatedRegex,
 }
 
+impl ValuePattern {
+    const fn new(
+        kind: &'static str,
+        group: usize,
+        literals: &'static [&'static str],
+        pattern: &'static str,
+    ) -> ValuePattern {
+        ValuePattern { kind, group, regex: GatedRegex::new(literals, pattern) }
+    }
+}
+
 static VALUE_PATTERNS: [ValuePattern; 9] = [
-    ValuePattern {
-        kind: "private-key",
-        group: 0,
-        regex: GatedRegex::new(
-            &["-----BEGIN "],
-            r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)",
-        ),
-    },
-    ValuePattern {
-        kind: "aws-key",
-        group: 0,
-        regex: GatedRegex::new(&["AKIA", "ASIA"], r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"),
-    },
-    ValuePattern {
-        kind: "github-token",
-        group: 0,
-        regex: GatedRegex::new(
-            &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
-            r"\bgh[pousr]_[A-Za-z0-9]{36,}",
-        ),
-    },
-    ValuePattern {
-        kind: "github-token",
-        group: 0,
-        regex: GatedRegex::new(&["github_pat_"], r"\bgithub_pat_[A-Za-z0-9_]{20,}"),
-    },
-    ValuePattern {
-        kind: "slack-token",
-        group: 0,
-        regex: GatedRegex::new(&["xox"], r"\bxox[abprs]-[A-Za-z0-9-]{10,}"),
-    },
-    ValuePattern {
-        kind: "api-key",
-        group: 0,
-        regex: GatedRegex::new(&["sk-"], r"\bsk-[A-Za-z0-9_-]{20,}"),
-    },
-    ValuePattern {
-        kind: "google-key",
-        group: 0,
-        regex: GatedRegex::new(&["AIza"], r"\bAIza[A-Za-z0-9_-]{35}"),
-    },
-    ValuePattern {
-        kind: "jwt",
-        group: 0,
-        regex: GatedRegex::new(&["eyJ"], r"\beyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*"),
-    },
-    ValuePattern {
-        kind: "url-password",
-        group: 1,
-        regex: GatedRegex::new(&["://"], r"[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]+:([^\s@/]+)@"),
-    },
+    ValuePattern::new(
+        "private-key",
+        0,
+        &["-----BEGIN "],
+        r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)",
+    ),
+    ValuePattern::new("aws-key", 0, &["AKIA", "ASIA"], r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"),
+    ValuePattern::new(
+        "github-token",
+        0,
+        &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
+        r"\bgh[pousr]_[A-Za-z0-9]{36,}",
+    ),
+    ValuePattern::new("github-token", 0, &["github_pat_"], r"\bgithub_pat_[A-Za-z0-9_]{20,}"),
+    ValuePattern::new("slack-token", 0, &["xox"], r"\bxox[abprs]-[A-Za-z0-9-]{10,}"),
+    ValuePattern::new("api-key", 0, &["sk-"], r"\bsk-[A-Za-z0-9_-]{20,}"),
+    ValuePattern::new("google-key", 0, &["AIza"], r"\bAIza[A-Za-z0-9_-]{35}"),
+    ValuePattern::new(
+        "jwt",
+        0,
+        &["eyJ"],
+        r"\beyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*",
+    ),
+    ValuePattern::new(
+        "url-password",
+        1,
+        &["://"],
+        r"[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]+:([^\s@/]+)@",
+    ),
 ];
 
 /// Counts what was masked while rendering one result.

@@ -33,6 +33,7 @@ mod confine;
 pub mod env;
 mod environ_block;
 pub mod gated_regex;
+pub mod glob;
 mod pids_v1;
 pub mod procfs;
 mod pty;
